@@ -1,0 +1,43 @@
+# The two entry points (see README): `make demo` runs the default experiment, `make test` the checks.
+# Both set up .venv first. torch is pinned to the CPU build this project is tested with; on a GPU
+# machine install your CUDA build of torch into .venv first and `make setup` keeps it.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+CORES ?= all
+
+.PHONY: setup demo test lint format clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/pip install --quiet -e ".[dev,slurm]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(BIN)/snakemake --cores $(CORES)
+	@echo "Results: results/tables/main.md"
+	@cat results/tables/main.md
+
+test: setup lint
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/snakefmt --check Snakefile rules/
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+	$(BIN)/snakefmt Snakefile rules/
+
+clean:
+	rm -rf results logs benchmarks .snakemake

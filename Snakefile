@@ -1,0 +1,28 @@
+# GOLD: text generation by learning from demonstrations (Pang & He, ICLR 2021), as one Snakemake DAG.
+#
+#   snakemake --cores all                       the default experiment (config.yaml: the demo task)
+#   snakemake --cores all results/tables/main.csv   one target and only what it needs
+#   snakemake --configfile configs/<name>.yaml  another experiment
+#
+# Stages: data -> tokenizer -> MLE training -> decoding -> token NLL + scores -> tables.
+
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/train.smk"
+include: "rules/decode.smk"
+include: "rules/evaluate.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        rules.main_table.output,

@@ -1,0 +1,32 @@
+# Evaluation: teacher-forced token NLL once per model and split, then scores per generation file.
+
+
+# snakemake --cores 2 results/token_nll/demo/mle/seed1/test.parquet
+rule token_nll:
+    input:
+        model="results/models/{task}/{objective}/seed{seed}",
+        data="results/data/{task}/{split}.jsonl",
+    output:
+        "results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
+    log:
+        "logs/token_nll/{task}/{objective}/seed{seed}/{split}.log",
+    benchmark:
+        "benchmarks/token_nll/{task}/{objective}/seed{seed}/{split}.tsv"
+    threads: config["threads"]["decode"]
+    params:
+        task=task_settings,
+    script:
+        "../workflow_scripts/token_nll.py"
+
+
+# snakemake --cores 1 results/scores/demo/mle/seed1/test/greedy.json
+rule score:
+    input:
+        generations="results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}.jsonl",
+        nll="results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
+    output:
+        "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}.json",
+    log:
+        "logs/score/{task}/{objective}/seed{seed}/{split}/{decoder}.log",
+    script:
+        "../workflow_scripts/score.py"

@@ -1,0 +1,126 @@
+"""Checking an experiment config against `schemas/config.schema.yaml`, and reading it.
+
+Snakemake calls `validate_config` when it parses the workflow, so a typo or an out-of-range value stops
+the run before any job starts, with a message that names the key, e.g.
+`config key tasks.demo.mle.learning_rate: -1 is less than or equal to the minimum of 0`.
+Keys left out are filled with the schema's defaults, so the rest of the code sees one complete shape.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import yaml
+from jsonschema import Draft202012Validator, validators
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The experiment config is invalid; the message names the offending key."""
+
+
+def _with_defaults(validator_class):
+    """A validator that fills in `default` values while it walks `properties` (jsonschema FAQ recipe)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if isinstance(subschema, dict) and "default" in subschema:
+                    instance.setdefault(name, _copy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return validators.extend(validator_class, {"properties": set_defaults})
+
+
+def _copy(value):
+    return yaml.safe_load(yaml.safe_dump(value))
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    # Within if/then or allOf the most specific error is the deepest one; report that.
+    best = jsonschema.exceptions.best_match([error, *error.context]) if error.context else error
+    if best.validator == "additionalProperties" and isinstance(best.instance, dict):
+        allowed = sorted(best.schema.get("properties", {}))
+        unknown = sorted(set(best.instance) - set(allowed))
+        where = _key_path(best)
+        prefix = "" if where == "(top level)" else f"{where}."
+        return f"unknown config key {', '.join(prefix + u for u in unknown)} (allowed here: {', '.join(allowed)})"
+    return f"config key {_key_path(best)}: {best.message}"
+
+
+def load_schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
+    with open(schema_path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict:
+    """Validate `config` in place (filling defaults) and check cross-references; return it."""
+    schema = load_schema(schema_path)
+    validator = _with_defaults(Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        raise ConfigError(_describe(errors[0]))
+    _check_references(config)
+    return config
+
+
+def _check_references(config: dict) -> None:
+    experiment = config["experiment"]
+    for index, task in enumerate(experiment["tasks"]):
+        if task not in config["tasks"]:
+            raise ConfigError(
+                f"config key experiment.tasks[{index}]: task '{task}' is not defined under tasks "
+                f"(defined: {', '.join(sorted(config['tasks']))})"
+            )
+    for index, decoder in enumerate(experiment["decoders"]):
+        if decoder not in config["decoders"]:
+            raise ConfigError(
+                f"config key experiment.decoders[{index}]: decoder '{decoder}' is not defined under decoders "
+                f"(defined: {', '.join(sorted(config['decoders']))})"
+            )
+    for name, task in config["tasks"].items():
+        source = task["source"]
+        if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
+            raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
+        if source["kind"] == "synthetic" and abs(sum(source["synonym_probs"]) - 1) > 1e-6:
+            raise ConfigError(f"config key tasks.{name}.source.synonym_probs: must sum to 1")
+        if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
+            raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+
+
+def task_config(config: dict, task: str) -> dict:
+    """The settings of one task, with its name; raises a ConfigError naming an unknown task."""
+    if task not in config["tasks"]:
+        raise ConfigError(f"unknown task '{task}' (defined: {', '.join(sorted(config['tasks']))})")
+    return {"name": task, **config["tasks"][task]}
+
+
+def uses_trained_tokenizer(task: dict) -> bool:
+    """Models built from scratch need a tokenizer trained on the task's data; pretrained ones bring theirs."""
+    return task["model"]["kind"] == "scratch"
+
+
+def training_view(task: dict) -> dict:
+    """The task settings that can change a trained model: decoding-only settings (beam length penalty,
+    decoding batch size) are left out, so changing them reruns decoding but never training."""
+    view = {key: value for key, value in task.items() if key != "generation"}
+    view["generation"] = {k: v for k, v in task["generation"].items() if k not in ("length_penalty", "batch_size")}
+    return view
+
+
+def local_source_files(source: dict) -> list[str]:
+    """The files a `local` source reads (empty for the synthetic task)."""
+    if source["kind"] != "local":
+        return []
+    if source["format"] != "parallel":
+        return [source[split] for split in ("train", "valid", "test")]
+    suffixes = source["suffixes"]
+    return [f"{source[split]}{suffix}" for split in ("train", "valid", "test") for suffix in suffixes]

@@ -1,0 +1,129 @@
+"""The dataset contract and the loaders for users' own files.
+
+Every task, whatever its source, ends up as `results/data/{task}/{split}.jsonl`, one JSON object per
+line with at least `id`, `source` and `target` (extra fields are kept). The loaders below read the three
+local formats a researcher is likely to have and stop at the first bad record with `file:line: problem`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+SPLITS = ("train", "valid", "test")
+
+
+class DataFormatError(ValueError):
+    """A record in an input file breaks the contract; the message starts with `path:line:`."""
+
+
+def _where(path: Path, line_number: int) -> str:
+    return f"{path}:{line_number}"
+
+
+def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, text without newline), naming the line of any non-UTF-8 bytes."""
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise DataFormatError(
+                    f"{_where(path, line_number)}: not valid UTF-8 (byte {error.start}: {raw[error.start : error.start + 1]!r})"
+                ) from None
+            yield line_number, text.rstrip("\r\n")
+
+
+def make_record(record_id: str, source: object, target: object, where: str, extra: dict | None = None) -> dict:
+    """Check one source/target pair and return it in the contract's shape."""
+    for name, value in (("source", source), ("target", target)):
+        if not isinstance(value, str):
+            raise DataFormatError(f"{where}: field '{name}' must be a string, got {type(value).__name__}")
+        if not value.strip():
+            raise DataFormatError(f"{where}: empty {name}")
+    record = {"id": str(record_id), "source": source.strip(), "target": target.strip()}
+    record.update(extra or {})
+    return record
+
+
+def load_jsonl(path: str | Path, source_field: str = "source", target_field: str = "target", id_field: str = "id") -> list[dict]:
+    """JSON lines, one object per line; blank lines are skipped. Fields other than the three are kept."""
+    path = Path(path)
+    records = []
+    for line_number, text in _decoded_lines(path):
+        if not text.strip():
+            continue
+        where = _where(path, line_number)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(f"{where}: invalid JSON ({error.msg})") from None
+        if not isinstance(obj, dict):
+            raise DataFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        for field in (source_field, target_field):
+            if field not in obj:
+                raise DataFormatError(f"{where}: missing field '{field}'")
+        extra = {k: v for k, v in obj.items() if k not in (source_field, target_field, id_field)}
+        record_id = obj.get(id_field, f"{path.stem}-{line_number}")
+        records.append(make_record(record_id, obj[source_field], obj[target_field], where, extra))
+    return records
+
+
+def load_tsv(path: str | Path) -> list[dict]:
+    """Tab-separated `source<TAB>target`, no header, no quoting (text may contain quote characters)."""
+    path = Path(path)
+    records = []
+    for line_number, text in _decoded_lines(path):
+        if not text.strip():
+            continue
+        where = _where(path, line_number)
+        fields = next(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
+        if len(fields) != 2:
+            raise DataFormatError(f"{where}: expected 2 tab-separated fields (source, target), found {len(fields)}")
+        records.append(make_record(f"{path.stem}-{line_number}", fields[0], fields[1], where))
+    return records
+
+
+def load_parallel(source_path: str | Path, target_path: str | Path) -> list[dict]:
+    """Two line-aligned files (e.g. `train.src` / `train.tgt`): line i of one is paired with line i of the other."""
+    source_path, target_path = Path(source_path), Path(target_path)
+    sources = list(_decoded_lines(source_path))
+    targets = list(_decoded_lines(target_path))
+    if len(sources) != len(targets):
+        shorter = source_path if len(sources) < len(targets) else target_path
+        raise DataFormatError(
+            f"{_where(shorter, min(len(sources), len(targets)) + 1)}: {source_path} has {len(sources)} lines "
+            f"but {target_path} has {len(targets)}; parallel files must be line-aligned"
+        )
+    records = []
+    for (line_number, source), (_, target) in zip(sources, targets, strict=True):
+        if not source.strip():
+            raise DataFormatError(f"{_where(source_path, line_number)}: empty source")
+        records.append(make_record(f"{source_path.stem}-{line_number}", source, target, _where(target_path, line_number)))
+    return records
+
+
+def load_local_split(spec: dict, split: str, base_dir: str | Path = ".") -> list[dict]:
+    """Read one split of a `local` task as configured (`format`, and a path or path prefix per split)."""
+    base_dir = Path(base_dir)
+    fmt = spec["format"]
+    location = base_dir / spec[split]
+    if fmt == "jsonl":
+        return load_jsonl(location, spec.get("source_field", "source"), spec.get("target_field", "target"))
+    if fmt == "tsv":
+        return load_tsv(location)
+    if fmt == "parallel":
+        suffixes = spec.get("suffixes", [".src", ".tgt"])
+        return load_parallel(f"{location}{suffixes[0]}", f"{location}{suffixes[1]}")
+    raise ValueError(f"unknown local data format '{fmt}' (expected jsonl, tsv or parallel)")
+
+
+def check_unique_ids(records: list[dict], label: str) -> None:
+    seen: set[str] = set()
+    for record in records:
+        if record["id"] in seen:
+            raise DataFormatError(f"{label}: duplicate id '{record['id']}'")
+        seen.add(record["id"])

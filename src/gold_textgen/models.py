@@ -1,0 +1,78 @@
+"""Seq2seq models: a transformer built from config sizes, or a pretrained checkpoint.
+
+Two from-scratch layouts, both plain post-LayerNorm encoder-decoders with tied embeddings:
+
+* `transformer`: fairseq's transformer (the paper's `transformer_iwslt_de_en` family): sinusoidal
+  positions and embeddings scaled by sqrt(d_model). transformers implements exactly this layout as
+  `MarianMTModel`. The default: with fixed sinusoidal positions a small model learns to align source
+  and target positions within a few hundred updates.
+* `bart`: BART's layout with learned positions and an embedding LayerNorm. Small BART models trained
+  from scratch sit on a unigram plateau for much longer before they learn alignment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    BartConfig,
+    BartForConditionalGeneration,
+    MarianConfig,
+    MarianMTModel,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+ARCHITECTURES = {"transformer": (MarianConfig, MarianMTModel), "bart": (BartConfig, BartForConditionalGeneration)}
+
+
+def build_scratch_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
+    """A freshly initialised encoder-decoder with the given sizes and the tokenizer's vocabulary.
+
+    Initialisation draws from torch's global RNG: seed it first (see runtime.seed_everything).
+    """
+    architecture = model_config.get("architecture", "transformer")
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture '{architecture}' (expected {' or '.join(ARCHITECTURES)})")
+    config_class, model_class = ARCHITECTURES[architecture]
+    config = config_class(
+        vocab_size=len(tokenizer),
+        d_model=model_config["d_model"],
+        encoder_layers=model_config["encoder_layers"],
+        decoder_layers=model_config["decoder_layers"],
+        encoder_attention_heads=model_config["attention_heads"],
+        decoder_attention_heads=model_config["attention_heads"],
+        encoder_ffn_dim=model_config["ffn_dim"],
+        decoder_ffn_dim=model_config["ffn_dim"],
+        dropout=model_config["dropout"],
+        attention_dropout=model_config["dropout"],
+        activation_function="relu" if architecture == "transformer" else "gelu",
+        max_position_embeddings=model_config["max_position_embeddings"],
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+        tie_word_embeddings=True,
+        # fairseq scales token embeddings by sqrt(d_model) next to sinusoidal positions; BART-large does not.
+        scale_embedding=architecture == "transformer",
+    )
+    return model_class(config)
+
+
+def load_pretrained_model(name_or_path: str | Path, revision: str | None = None) -> PreTrainedModel:
+    """A pretrained seq2seq model from a hub name or a local directory (safetensors; no remote code)."""
+    return AutoModelForSeq2SeqLM.from_pretrained(str(name_or_path), revision=revision, trust_remote_code=False, use_safetensors=True)
+
+
+def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
+    if model_config["kind"] == "scratch":
+        return build_scratch_model(model_config, tokenizer)
+    return load_pretrained_model(model_config["name_or_path"], model_config.get("revision"))
+
+
+def count_parameters(model: torch.nn.Module) -> int:
+    """Distinct parameters (tied embeddings counted once)."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())

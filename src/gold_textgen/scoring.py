@@ -1,0 +1,29 @@
+"""Scores of one generation file: corpus BLEU, ROUGE and, from the teacher-forced NLL of the same model
+and split, perplexity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from . import metrics
+from .io_utils import read_jsonl, write_json
+from .token_nll import nll_summary
+
+
+def score_generations(generations: list[dict], nll_table: pd.DataFrame) -> dict:
+    hypotheses = [g["hypothesis"] for g in generations]
+    references = [g["reference"] for g in generations]
+    bleu, signature = metrics.corpus_bleu(hypotheses, references)
+    scores = {"bleu": bleu, "bleu_signature": signature, **metrics.corpus_rouge(hypotheses, references)}
+    scores.update(nll_summary(nll_table))
+    scores["num_examples"] = len(generations)
+    scores["mean_output_words"] = sum(len(h.split()) for h in hypotheses) / max(1, len(hypotheses))
+    return scores
+
+
+def write_scores(generations_path: Path, nll_path: Path, output_path: Path, labels: dict) -> dict:
+    scores = {**labels, **score_generations(read_jsonl(generations_path), pd.read_parquet(nll_path))}
+    write_json(output_path, scores)
+    return scores

@@ -1,0 +1,94 @@
+"""Per-token negative log-likelihood of the references under teacher forcing (the gold history).
+
+One pass per model and split, stored compactly (one row per reference token, EOS included):
+`example` (row in the split), `position` (0-based time step), `token_id`, `nll` (nats, float32) and
+`correct` (whether the model's argmax at that step is the reference token). Perplexity, the NLL
+histograms and accuracy-by-time-step are all computed from this table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
+
+from .io_utils import atomic_open, read_jsonl
+from .seq2seq_data import length_sorted_batches, tokenize_records
+
+log = logging.getLogger(__name__)
+COLUMNS = ("example", "position", "token_id", "nll", "correct")
+
+
+@torch.inference_mode()
+def token_nll_table(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    records: Sequence[dict],
+    max_source_length: int,
+    max_target_length: int,
+    batch_size: int,
+) -> pd.DataFrame:
+    device = next(model.parameters()).device
+    model.eval()
+    features = tokenize_records(records, tokenizer, max_source_length, max_target_length)
+    collate = DataCollatorForSeq2Seq(tokenizer, model=model)
+    parts = []
+    batches = list(length_sorted_batches([len(x) for x in features["labels"]], batch_size))
+    for batch in tqdm(batches, desc="token NLL", unit="batch", mininterval=5.0):
+        inputs = collate([features[i] for i in batch]).to(device)
+        labels = inputs["labels"]
+        logits = model(**inputs).logits.float()
+        log_probs = torch.log_softmax(logits, dim=-1)
+        mask = labels.ne(-100)
+        safe_labels = labels.clamp_min(0)
+        nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
+        correct = logits.argmax(-1).eq(safe_labels)
+        rows, positions = mask.nonzero(as_tuple=True)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "example": np.asarray(batch, dtype=np.int32)[rows.cpu().numpy()],
+                    "position": positions.cpu().numpy().astype(np.int16),
+                    "token_id": safe_labels[mask].cpu().numpy().astype(np.int32),
+                    "nll": nll[mask].cpu().numpy().astype(np.float32),
+                    "correct": correct[mask].cpu().numpy(),
+                }
+            )
+        )
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(COLUMNS))
+    return table.sort_values(["example", "position"], ignore_index=True)
+
+
+def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict) -> pd.DataFrame:
+    from .models import load_pretrained_model
+    from .runtime import pick_device
+    from .tokenization import load_tokenizer
+
+    tokenizer = load_tokenizer(model_dir)
+    model = load_pretrained_model(model_dir).to(pick_device())
+    table = token_nll_table(
+        model, tokenizer, read_jsonl(data_path), task["max_source_length"], task["max_target_length"], task["generation"]["batch_size"]
+    )
+    with atomic_open(output_path, "wb") as handle:
+        table.to_parquet(handle, index=False)
+    log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))
+    return table
+
+
+def nll_summary(table: pd.DataFrame) -> dict[str, float]:
+    """Token-level mean NLL, perplexity and teacher-forced next-token accuracy."""
+    from .metrics import perplexity
+
+    total, count = float(table["nll"].astype(np.float64).sum()), len(table)
+    return {
+        "nll_per_token": total / count,
+        "perplexity": perplexity(total, count),
+        "token_accuracy": float(table["correct"].mean()) * 100.0,
+        "num_tokens": count,
+    }

@@ -1,0 +1,54 @@
+"""Tokenizers for models built from scratch: trained with `tokenizers` on the training split, source and
+target jointly (one vocabulary, so encoder and decoder embeddings can be tied, as in BART and fairseq's
+joint-BPE IWSLT setup), and saved as a transformers `PreTrainedTokenizerFast`.
+
+Every encoded sequence ends with `</s>`; there is no leading `<s>` in the text: the decoder starts from
+`decoder_start_token_id = <s>` (see models.py), so the labels are exactly the reference tokens plus EOS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+SPECIAL_TOKENS = {"bos_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}
+# Fixed ids 0..3 in BART's order, so a config built from scratch matches BART's conventions.
+SPECIAL_ORDER = ["<s>", "<pad>", "</s>", "<unk>"]
+
+
+def train_tokenizer(
+    texts: Iterable[str], kind: str = "wordlevel", vocab_size: int = 8000, min_frequency: int = 1, lowercase: bool = False
+) -> PreTrainedTokenizerFast:
+    """Train a word-level or BPE tokenizer on `texts` and wrap it for transformers."""
+    if kind == "wordlevel":
+        tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+        trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_ORDER)
+        tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=False)  # joins words with single spaces
+    elif kind == "bpe":
+        tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_ORDER)
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+        tokenizer.decoder = decoders.Metaspace()
+    else:
+        raise ValueError(f"unknown tokenizer kind '{kind}' (expected wordlevel or bpe)")
+    if lowercase:
+        tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    eos_id = tokenizer.token_to_id("</s>")
+    tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos_id)])
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
+
+
+def training_texts(records: list[dict]) -> Iterable[str]:
+    for record in records:
+        yield record["source"]
+        yield record["target"]
+
+
+def load_tokenizer(path: str | Path, revision: str | None = None) -> PreTrainedTokenizerBase:
+    """A tokenizer saved by this project or a pretrained model's own; remote code is never run."""
+    return AutoTokenizer.from_pretrained(str(path), revision=revision, trust_remote_code=False)

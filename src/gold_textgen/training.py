@@ -1,0 +1,169 @@
+"""Training with the transformers Seq2SeqTrainer: the pieces every objective shares, and MLE itself.
+
+The dev metric (BLEU or ROUGE-2 of greedy decodes) picks the best checkpoint, never the loss: GOLD raises
+NLL while improving outputs, so loss-based selection would pick the wrong model (the authors' README warns
+about exactly this).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+from transformers import (
+    DataCollatorForSeq2Seq,
+    EarlyStoppingCallback,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+)
+
+from . import metrics
+from .checkpoints import resume_point
+from .decoding import apply_length_settings
+from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
+from .models import count_parameters, initial_model
+from .provenance import provenance
+from .runtime import pick_device, seed_everything
+from .seq2seq_data import tokenize_records
+from .tokenization import load_tokenizer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingJob:
+    """Everything one training rule hands to the package."""
+
+    task: dict  # resolved task settings (config.task_config)
+    objective: str
+    seed: int
+    train_path: Path
+    valid_path: Path
+    tokenizer_path: Path | None  # None for pretrained models, which bring their tokenizer
+    output_dir: Path
+    checkpoint_dir: Path
+    repo_dir: Path
+
+
+def training_arguments(settings: dict, job: TrainingJob) -> Seq2SeqTrainingArguments:
+    metric = job.task["metric"]
+    return Seq2SeqTrainingArguments(
+        output_dir=str(job.checkpoint_dir),
+        seed=job.seed,
+        data_seed=job.seed,
+        learning_rate=settings["learning_rate"],
+        lr_scheduler_type=settings["lr_scheduler"],
+        warmup_steps=settings["warmup_steps"],
+        weight_decay=settings["weight_decay"],
+        per_device_train_batch_size=settings["batch_size"],
+        per_device_eval_batch_size=settings["batch_size"],
+        gradient_accumulation_steps=settings["gradient_accumulation_steps"],
+        max_steps=settings["max_steps"],
+        label_smoothing_factor=settings["label_smoothing"],
+        max_grad_norm=settings["max_grad_norm"],
+        eval_strategy="steps",
+        eval_steps=settings["eval_steps"],
+        save_strategy="steps",
+        save_steps=settings["eval_steps"],
+        save_total_limit=2,  # the best and the latest: enough to resume and to pick the best
+        load_best_model_at_end=True,
+        metric_for_best_model=metric,
+        greater_is_better=True,
+        predict_with_generate=True,
+        logging_steps=max(1, settings["eval_steps"] // 5),
+        report_to="none",
+        use_cpu=pick_device().type == "cpu",
+        dataloader_num_workers=0,
+        # Batches of similar length waste less compute on padding (lengths vary 4..30 words in the demo).
+        train_sampling_strategy="group_by_length" if settings["group_by_length"] else "random",
+        disable_tqdm=False,
+    )
+
+
+def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str):
+    """Decode generated ids and labels, then score them with the task metric."""
+
+    def compute(prediction) -> dict[str, float]:
+        predictions = np.where(prediction.predictions < 0, tokenizer.pad_token_id, prediction.predictions)
+        labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
+        hypotheses = tokenizer.batch_decode(predictions, skip_special_tokens=True)
+        references = tokenizer.batch_decode(labels, skip_special_tokens=True)
+        return {metric: metrics.task_metric(metric, hypotheses, references)}
+
+    return compute
+
+
+def configure_generation(model: PreTrainedModel, generation: dict) -> None:
+    """Greedy decoding for dev evaluation, with the task's length settings."""
+    config = model.generation_config
+    apply_length_settings(config, generation)
+    config.num_beams = 1
+    config.do_sample = False
+
+
+def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int):
+    task = job.task
+    train_records = read_jsonl(job.train_path)
+    valid_records = read_jsonl(job.valid_path)[:eval_max_examples]
+    encode = lambda records: tokenize_records(records, tokenizer, task["max_source_length"], task["max_target_length"])  # noqa: E731
+    return encode(train_records), encode(valid_records)
+
+
+def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:
+    """Train (resuming if possible), then write the best model, tokenizer, config and provenance atomically."""
+    if resume_from:
+        log.info("resuming from %s", resume_from)
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    state = trainer.state
+    summary = {
+        "objective": job.objective,
+        "seed": job.seed,
+        "metric": job.task["metric"],
+        "best_metric": state.best_metric,
+        "best_checkpoint": Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None,
+        "global_step": state.global_step,
+        "train_runtime_s": result.metrics.get("train_runtime"),
+        "resumed_from": Path(resume_from).name if resume_from else None,
+        "num_parameters": count_parameters(trainer.model),
+    }
+    with atomic_directory(job.output_dir) as staging:
+        trainer.model.save_pretrained(staging, safe_serialization=True)
+        trainer.processing_class.save_pretrained(staging)
+        with atomic_open(staging / "resolved_config.yaml") as handle:
+            yaml.safe_dump({"task": job.task, "objective": job.objective, "seed": job.seed, "training": settings}, handle, sort_keys=False)
+        write_json(staging / "provenance.json", provenance(job.repo_dir, **summary))
+        write_json(staging / "log_history.json", state.log_history)
+    log.info("saved %s (best %s = %s at %s)", job.output_dir, summary["metric"], summary["best_metric"], summary["best_checkpoint"])
+    return summary
+
+
+def train_mle(job: TrainingJob) -> dict:
+    """Maximum-likelihood training from scratch or from a pretrained checkpoint."""
+    settings = job.task["mle"]
+    seed_everything(job.seed)
+    tokenizer = (
+        load_tokenizer(job.tokenizer_path)
+        if job.tokenizer_path
+        else load_tokenizer(job.task["model"]["name_or_path"], job.task["model"].get("revision"))
+    )
+    model = initial_model(job.task["model"], tokenizer)
+    configure_generation(model, job.task["generation"])
+    log.info("model: %s parameters", f"{count_parameters(model):,}")
+    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
+    resume_from = resume_point(job.checkpoint_dir, {"task": job.task, "objective": job.objective, "seed": job.seed})
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=training_arguments(settings, job),
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+        train_dataset=train_set,
+        eval_dataset=valid_set,
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"])],
+    )
+    return run_and_save(trainer, job, settings, resume_from)

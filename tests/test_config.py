@@ -1,0 +1,78 @@
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gold_textgen.config import ConfigError, local_source_files, training_view, validate_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def config():
+    return yaml.safe_load((REPO / "config.yaml").read_text())
+
+
+def test_default_config_is_valid_and_gets_defaults(config):
+    validated = validate_config(config)
+    assert validated["tasks"]["demo"]["tokenizer"]["lowercase"] is False  # filled from the schema
+    assert validated["tasks"]["demo"]["generation"]["batch_size"] == 64
+
+
+@pytest.mark.parametrize("name", ["smoke.yaml"])
+def test_shipped_configs_merge_into_valid_configs(config, name):
+    from snakemake.utils import update_config
+
+    update_config(config, yaml.safe_load((REPO / "configs" / name).read_text()))
+    validate_config(config)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda c: c["tasks"]["demo"]["mle"].update(learning_rate=-1),
+            r"tasks\.demo\.mle\.learning_rate: -1 is less than or equal to the minimum",
+        ),
+        (lambda c: c["tasks"]["demo"]["mle"].update(lr=0.1), r"unknown config key tasks\.demo\.mle\.lr \(allowed here: .*learning_rate"),
+        (
+            lambda c: c["tasks"]["demo"]["source"].update(sloppy_share=1.5),
+            r"tasks\.demo\.source\.sloppy_share: 1\.5 is greater than the maximum of 1",
+        ),
+        (lambda c: c["tasks"]["demo"].update(metric="meteor"), r"tasks\.demo\.metric: 'meteor' is not one of"),
+        (lambda c: c["experiment"].update(seeds=["one"]), r"experiment\.seeds\.0: 'one' is not of type 'integer'"),
+        (lambda c: c["experiment"].update(tasks=["nqg"]), r"experiment\.tasks\[0\]: task 'nqg' is not defined"),
+        (lambda c: c["experiment"].update(decoders=["beam9"]), r"experiment\.decoders\[0\]: decoder 'beam9' is not defined"),
+        (lambda c: c["tasks"]["demo"]["model"].update(kind="pretrained"), r"tasks\.demo\.model: 'name_or_path' is a required property"),
+        (lambda c: c["tasks"]["demo"]["model"].update(attention_heads=5), r"tasks\.demo\.model\.attention_heads: must divide d_model"),
+        (lambda c: c["tasks"]["demo"]["source"].update(min_length=40), r"tasks\.demo\.source\.min_length: must not exceed max_length"),
+        (lambda c: c.update(extra=1), r"unknown config key extra"),
+    ],
+)
+def test_bad_values_are_rejected_naming_the_key(config, edit, message):
+    edit(config)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config)
+
+
+def test_local_source_is_checked_by_its_own_schema(config):
+    config["tasks"]["demo"]["source"] = {"kind": "local", "format": "csv", "train": "a", "valid": "b", "test": "c"}
+    with pytest.raises(ConfigError, match=r"tasks\.demo\.source\.format: 'csv' is not one of"):
+        validate_config(config)
+
+
+def test_local_source_files_lists_what_the_loader_reads():
+    spec = {"kind": "local", "format": "parallel", "train": "d/train", "valid": "d/valid", "test": "d/test", "suffixes": [".de", ".en"]}
+    assert local_source_files(spec)[:2] == ["d/train.de", "d/train.en"]
+    assert local_source_files({"kind": "synthetic"}) == []
+
+
+def test_training_view_ignores_decoding_only_settings(config):
+    task = validate_config(config)["tasks"]["demo"]
+    changed = copy.deepcopy(task)
+    changed["generation"]["batch_size"] = 7
+    changed["generation"]["length_penalty"] = 2.0
+    assert training_view(changed) == training_view(task)
+    changed["generation"]["max_new_tokens"] = 5
+    assert training_view(changed) != training_view(task)

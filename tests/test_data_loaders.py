@@ -1,0 +1,118 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from gold_textgen.data import DataFormatError, load_jsonl, load_local_split, load_parallel, load_tsv
+from gold_textgen.prepare import prepare_dataset
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return path
+
+
+def test_jsonl_reads_fields_ids_and_extras(tmp_path):
+    path = write(
+        tmp_path / "a.jsonl", '{"id": "x1", "source": "ein Haus", "target": "a house", "topic": "home"}\n\n{"source": "s", "target": "t"}\n'
+    )
+    records = load_jsonl(path)
+    assert records[0] == {"id": "x1", "source": "ein Haus", "target": "a house", "topic": "home"}
+    assert records[1] == {"id": "a-3", "source": "s", "target": "t"}
+
+
+def test_jsonl_custom_field_names(tmp_path):
+    path = write(tmp_path / "a.jsonl", '{"document": "d", "summary": "s"}\n')
+    assert load_jsonl(path, source_field="document", target_field="summary")[0]["target"] == "s"
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"source": "s"}', "missing field 'target'"),
+        ('{"source": "s", "target": "   "}', "empty target"),
+        ('{"source": "", "target": "t"}', "empty source"),
+        ('{"source": "s", "target": 3}', "field 'target' must be a string"),
+        ('{"source": "s", "target": ', "invalid JSON"),
+        ('["s", "t"]', "expected a JSON object"),
+    ],
+)
+def test_jsonl_bad_records_name_file_and_line(tmp_path, line, problem):
+    path = write(tmp_path / "bad.jsonl", '{"source": "ok", "target": "ok"}\n' + line + "\n")
+    with pytest.raises(DataFormatError, match=rf"bad\.jsonl:2: {problem}"):
+        load_jsonl(path)
+
+
+def test_non_utf8_is_reported_with_its_line(tmp_path):
+    path = write(tmp_path / "latin.tsv", b"gut\tgood\n" + "schön\tnice\n".encode("latin-1"))
+    with pytest.raises(DataFormatError, match=r"latin\.tsv:2: not valid UTF-8"):
+        load_tsv(path)
+
+
+def test_tsv_reads_pairs_and_keeps_quotes(tmp_path):
+    path = write(tmp_path / "d.tsv", 'er sagt "ja"\the says "yes"\n')
+    assert load_tsv(path) == [{"id": "d-1", "source": 'er sagt "ja"', "target": 'he says "yes"'}]
+
+
+def test_tsv_wrong_column_count(tmp_path):
+    path = write(tmp_path / "d.tsv", "a\tb\nonly one column\n")
+    with pytest.raises(DataFormatError, match=r"d\.tsv:2: expected 2 tab-separated fields"):
+        load_tsv(path)
+
+
+def test_tsv_empty_target(tmp_path):
+    path = write(tmp_path / "d.tsv", "a\t \n")
+    with pytest.raises(DataFormatError, match=r"d\.tsv:1: empty target"):
+        load_tsv(path)
+
+
+def test_parallel_files_pair_lines(tmp_path):
+    src, tgt = write(tmp_path / "train.src", "a b\nc d\n"), write(tmp_path / "train.tgt", "A B\nC D\n")
+    assert [r["target"] for r in load_parallel(src, tgt)] == ["A B", "C D"]
+
+
+def test_parallel_length_mismatch_names_both_files(tmp_path):
+    src, tgt = write(tmp_path / "train.src", "a\nb\nc\n"), write(tmp_path / "train.tgt", "A\nB\n")
+    with pytest.raises(DataFormatError, match=r"train\.tgt:3: .*train\.src has 3 lines but .*train\.tgt has 2"):
+        load_parallel(src, tgt)
+
+
+def test_parallel_empty_target_line(tmp_path):
+    src, tgt = write(tmp_path / "x.src", "a\nb\n"), write(tmp_path / "x.tgt", "A\n\n")
+    with pytest.raises(DataFormatError, match=r"x\.tgt:2: empty target"):
+        load_parallel(src, tgt)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv", "parallel"])
+def test_prepare_dataset_writes_the_contract_for_each_local_format(tmp_path, fmt):
+    pairs = {"train": [("a b", "x y"), ("c", "z")], "valid": [("d", "w")], "test": [("e f", "u v")]}
+    spec = {"kind": "local", "format": fmt, "suffixes": [".src", ".tgt"]}
+    for split, rows in pairs.items():
+        if fmt == "jsonl":
+            write(tmp_path / f"{split}.jsonl", "".join(json.dumps({"source": s, "target": t}) + "\n" for s, t in rows))
+            spec[split] = f"{split}.jsonl"
+        elif fmt == "tsv":
+            write(tmp_path / f"{split}.tsv", "".join(f"{s}\t{t}\n" for s, t in rows))
+            spec[split] = f"{split}.tsv"
+        else:
+            write(tmp_path / f"{split}.src", "".join(f"{s}\n" for s, _ in rows))
+            write(tmp_path / f"{split}.tgt", "".join(f"{t}\n" for _, t in rows))
+            spec[split] = split
+    outputs = {split: tmp_path / "out" / f"{split}.jsonl" for split in pairs}
+    sizes = prepare_dataset(spec, outputs, base_dir=tmp_path)
+    assert sizes == {"train": 2, "valid": 1, "test": 1}
+    written = [json.loads(line) for line in outputs["train"].read_text().splitlines()]
+    assert [(r["source"], r["target"]) for r in written] == pairs["train"]
+    assert all({"id", "source", "target"} <= set(r) for r in written)
+
+
+def test_local_split_unknown_format(tmp_path):
+    with pytest.raises(ValueError, match="unknown local data format 'xml'"):
+        load_local_split({"format": "xml", "train": "t"}, "train", tmp_path)
+
+
+def test_duplicate_ids_are_rejected(tmp_path):
+    write(tmp_path / "t.jsonl", '{"id": "1", "source": "a", "target": "b"}\n{"id": "1", "source": "c", "target": "d"}\n')
+    spec = {"kind": "local", "format": "jsonl", "train": "t.jsonl", "valid": "t.jsonl", "test": "t.jsonl"}
+    with pytest.raises(DataFormatError, match="duplicate id '1'"):
+        prepare_dataset(spec, {"train": tmp_path / "o.jsonl"}, base_dir=tmp_path)

@@ -1,0 +1,56 @@
+import math
+
+import pytest
+
+from gold_textgen import metrics
+
+
+def test_bleu_identical_is_100():
+    score, signature = metrics.corpus_bleu(["the cat sat on the mat"], ["the cat sat on the mat"])
+    assert score == pytest.approx(100.0)
+    assert signature.startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
+
+
+def test_bleu_known_value_from_ngram_precisions():
+    # 1..4-gram precisions 5/6, 4/5, 3/4, 2/3, equal lengths: BLEU = (1/3) ** (1/4).
+    score, _ = metrics.corpus_bleu(["a b c d e f"], ["a b c d e g"])
+    assert score == pytest.approx(100 * (1 / 3) ** 0.25, abs=1e-6)
+
+
+def test_bleu_brevity_penalty():
+    # Perfect precisions, hypothesis 5 words vs reference 7: BP = exp(1 - 7/5).
+    score, _ = metrics.corpus_bleu(["a b c d e"], ["a b c d e f g"])
+    assert score == pytest.approx(100 * math.exp(1 - 7 / 5), abs=1e-6)
+
+
+def test_rouge_known_values():
+    scores = metrics.corpus_rouge(["a b c"], ["a b d"])
+    assert scores["rouge1"] == pytest.approx(200 / 3)
+    assert scores["rouge2"] == pytest.approx(50.0)  # bigrams {ab, bc} vs {ab, bd}
+    assert scores["rougeL"] == pytest.approx(200 / 3)  # LCS "a b"
+
+
+def test_rouge_uses_stemming_and_averages_over_examples():
+    scores = metrics.corpus_rouge(["cats running", "x"], ["cat runs", "y"])
+    assert scores["rouge1"] == pytest.approx(50.0)  # 100 for the stemmed pair, 0 for the other
+
+
+def test_rouge_lsum_splits_sentences_at_newlines():
+    hypothesis, reference = "b c\na d", "a d\nb c"
+    scores = metrics.corpus_rouge([hypothesis], [reference])
+    assert scores["rougeLsum"] == pytest.approx(100.0)
+    assert scores["rougeL"] < 100.0
+
+
+def test_perplexity():
+    assert metrics.perplexity(total_nll=2 * math.log(4), num_tokens=2) == pytest.approx(4.0)
+    with pytest.raises(ValueError):
+        metrics.perplexity(1.0, 0)
+
+
+def test_task_metric_dispatch_and_alignment():
+    assert metrics.task_metric("rouge2", ["a b c"], ["a b d"]) == pytest.approx(50.0)
+    with pytest.raises(ValueError, match="unknown metric"):
+        metrics.task_metric("meteor", ["a"], ["a"])
+    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+        metrics.corpus_bleu(["a", "b"], ["a"])

@@ -1,0 +1,53 @@
+import json
+
+import pandas as pd
+import pytest
+
+from gold_textgen.tables import load_scores, seed_table, to_markdown, write_table
+
+
+def score(seed, bleu, objective="mle"):
+    values = dict(bleu=bleu, rouge1=1.0, rouge2=2.0, rougeL=3.0, rougeLsum=3.0, perplexity=4.0 + seed, token_accuracy=50.0)
+    return dict(task="demo", objective=objective, split="test", decoder="greedy", seed=seed, **values)
+
+
+@pytest.fixture
+def score_files(tmp_path):
+    paths = []
+    for i, row in enumerate([score(2, 30.0), score(1, 20.0), score(1, 25.0, "other")]):
+        path = tmp_path / f"{i}.json"
+        path.write_text(json.dumps(row))
+        paths.append(path)
+    return paths
+
+
+def test_seed_rows_then_mean_and_sample_std(score_files):
+    table = seed_table(load_scores(score_files))
+    mle = table[table["objective"] == "mle"]
+    assert list(mle["seed"]) == ["1", "2", "mean"]
+    summary = mle[mle["seed"] == "mean"].iloc[0]
+    assert summary["bleu"] == pytest.approx(25.0)
+    assert summary["bleu_std"] == pytest.approx(pd.Series([20.0, 30.0]).std(ddof=1))
+    assert summary["n_seeds"] == 2
+    single = table[(table["objective"] == "other") & (table["seed"] == "mean")].iloc[0]
+    assert pd.isna(single["bleu_std"])  # one seed: no spread to report
+
+
+def test_markdown_shows_mean_plus_minus_std(score_files):
+    text = to_markdown(seed_table(load_scores(score_files)))
+    assert "| demo | mle | test | greedy | mean | 25.00 ± 7.07 |" in text
+
+
+def test_written_csv_round_trips(score_files, tmp_path):
+    table = seed_table(load_scores(score_files))
+    write_table(table, tmp_path / "t.csv", tmp_path / "t.md")
+    again = pd.read_csv(tmp_path / "t.csv")
+    assert list(again.columns) == list(table.columns)
+    assert again["bleu"].tolist() == pytest.approx(table["bleu"].tolist())
+
+
+def test_missing_metric_is_an_error(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"task": "demo", "objective": "mle", "split": "test", "decoder": "greedy", "seed": 1}))
+    with pytest.raises(ValueError, match="score files lack bleu"):
+        load_scores([path])

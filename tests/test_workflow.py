@@ -1,0 +1,182 @@
+"""The workflow itself: the DAG, config errors at parse time, and a real tiny run end to end."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
+EXPECTED_JOBS = {
+    "prepare_dataset": 1,
+    "train_tokenizer": 1,
+    "train_mle": 1,
+    "decode": 1,
+    "token_nll": 1,
+    "score": 1,
+    "main_table": 1,
+    "all": 1,
+}
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """Parse Snakemake's 'Job stats' table of a dry run."""
+    table = dry_run_output.split("Job stats:")[1].split("total")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, flags=re.M)}
+
+
+def test_dry_run_shows_the_whole_dag(tmp_path):
+    result = run_snakemake(tmp_path, "-n", "--quiet", "rules")
+    assert job_counts(result.stdout) == EXPECTED_JOBS
+
+
+def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
+    config = yaml.safe_load(smoke_config.read_text())
+    config["experiment"] = {"tasks": ["demo"], "seeds": [1, 2, 3]}
+    smoke_config.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
+    assert counts["train_mle"] == counts["decode"] == counts["score"] == 3
+    assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
+
+
+def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_config):
+    config = yaml.safe_load(smoke_config.read_text())
+    config["tasks"]["demo"]["mle"]["learning_rate"] = -0.1
+    smoke_config.write_text(yaml.safe_dump(config))
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(smoke_config), check=False)
+    assert result.returncode != 0
+    assert "tasks.demo.mle.learning_rate: -0.1 is less than or equal to the minimum of 0" in result.stderr + result.stdout
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """The smoke experiment run for real once; tests below inspect its outputs."""
+    workdir = tmp_path_factory.mktemp("run")
+    run_snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    return workdir
+
+
+EXPECTED_FILES = [
+    "results/data/demo/train.jsonl",
+    "results/data/demo/valid.jsonl",
+    "results/data/demo/test.jsonl",
+    "results/tokenizers/demo/tokenizer.json",
+    "results/models/demo/mle/seed1/model.safetensors",
+    "results/models/demo/mle/seed1/config.json",
+    "results/models/demo/mle/seed1/tokenizer.json",
+    "results/models/demo/mle/seed1/resolved_config.yaml",
+    "results/models/demo/mle/seed1/provenance.json",
+    "results/generations/demo/mle/seed1/test/greedy.jsonl",
+    "results/token_nll/demo/mle/seed1/test.parquet",
+    "results/scores/demo/mle/seed1/test/greedy.json",
+    "results/tables/main.csv",
+    "results/tables/main.md",
+    "logs/train_mle/demo/seed1.log",
+    "logs/decode/demo/mle/seed1/test/greedy.log",
+    "benchmarks/train_mle/demo/seed1.tsv",
+    "benchmarks/decode/demo/mle/seed1/test/greedy.tsv",
+]
+
+
+@pytest.mark.parametrize("relative", EXPECTED_FILES)
+def test_every_output_exists_and_is_not_empty(tiny_run, relative):
+    assert (tiny_run / relative).stat().st_size > 0
+
+
+def test_data_files_follow_the_contract(tiny_run):
+    sizes = {"train": 400, "valid": 40, "test": 40}
+    for split, size in sizes.items():
+        rows = [json.loads(line) for line in (tiny_run / f"results/data/demo/{split}.jsonl").read_text().splitlines()]
+        assert len(rows) == size
+        assert all(row["source"] and row["target"] and row["id"].startswith(f"demo-{split}-") for row in rows)
+    train = [json.loads(line) for line in (tiny_run / "results/data/demo/train.jsonl").read_text().splitlines()]
+    assert sum(row["sloppy"] for row in train) == round(0.35 * 400)
+
+
+def test_model_directory_records_config_and_revision(tiny_run):
+    model_dir = tiny_run / "results/models/demo/mle/seed1"
+    resolved = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())
+    assert resolved["seed"] == 1 and resolved["task"]["model"]["d_model"] == 32
+    provenance = json.loads((model_dir / "provenance.json").read_text())
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|unknown", provenance["git_revision"])
+    assert provenance["metric"] == "bleu" and provenance["best_checkpoint"].startswith("checkpoint-")
+    assert provenance["versions"]["transformers"].startswith("5.")
+    assert not list(model_dir.glob("*.bin")), "weights must be safetensors"
+
+
+def test_generations_align_with_the_test_split(tiny_run):
+    generations = [
+        json.loads(line) for line in (tiny_run / "results/generations/demo/mle/seed1/test/greedy.jsonl").read_text().splitlines()
+    ]
+    test = [json.loads(line) for line in (tiny_run / "results/data/demo/test.jsonl").read_text().splitlines()]
+    assert [g["id"] for g in generations] == [t["id"] for t in test]
+    assert [g["reference"] for g in generations] == [t["target"] for t in test]
+    assert all(isinstance(g["hypothesis"], str) for g in generations)
+
+
+def test_token_nll_covers_every_reference_token(tiny_run):
+    table = pd.read_parquet(tiny_run / "results/token_nll/demo/mle/seed1/test.parquet")
+    assert list(table.columns) == ["example", "position", "token_id", "nll", "correct"]
+    assert table["example"].nunique() == 40
+    assert (table["nll"] >= 0).all()
+    first = table[table["example"] == 0]
+    assert list(first["position"]) == list(range(len(first)))
+    assert first["token_id"].iloc[-1] == 2  # every reference ends with EOS
+
+
+def test_scores_are_consistent(tiny_run):
+    scores = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
+    assert 0.0 <= scores["bleu"] <= 100.0 and scores["bleu_signature"].startswith("nrefs:1")
+    table = pd.read_parquet(tiny_run / "results/token_nll/demo/mle/seed1/test.parquet")
+    assert scores["perplexity"] == pytest.approx(float(__import__("numpy").exp(table["nll"].astype(float).mean())), rel=1e-6)
+    assert scores["num_examples"] == 40 and scores["seed"] == 1
+
+
+def test_main_table_is_built_from_the_scores(tiny_run):
+    table = pd.read_csv(tiny_run / "results/tables/main.csv")
+    scores = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
+    seed_row = table[table["seed"] == "1"].iloc[0]
+    assert seed_row["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
+    assert list(table["seed"]) == ["1", "mean"]
+    assert "| demo | mle | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
+
+
+def test_rerun_with_nothing_changed_runs_nothing(tiny_run):
+    result = run_snakemake(tiny_run, "-n", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_partial_target_builds_only_its_ancestors(tmp_path):
+    result = run_snakemake(tmp_path, "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"), "results/tokenizers/demo")
+    assert (tmp_path / "results/tokenizers/demo/tokenizer.json").exists()
+    assert not (tmp_path / "results/models").exists()
+    assert "train_mle" not in result.stderr
+
+
+def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path):
+    """A second, independent run of the same config and seed on CPU gives the very same numbers."""
+    run_snakemake(tmp_path, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"), "results/tables/main.csv")
+    first = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
+    second = json.loads((tmp_path / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
+    assert first == second
+    assert (tiny_run / "results/generations/demo/mle/seed1/test/greedy.jsonl").read_text() == (
+        tmp_path / "results/generations/demo/mle/seed1/test/greedy.jsonl"
+    ).read_text()
+
+
+def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["tasks"]["demo"]["generation"]["length_penalty"] = 0.5
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    assert "train_mle" not in counts and "prepare_dataset" not in counts
+    assert counts["decode"] == 1 and counts["main_table"] == 1

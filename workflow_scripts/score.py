@@ -1,0 +1,11 @@
+"""Snakemake adapter: rule score -> gold_textgen.scoring.write_scores."""
+
+from pathlib import Path
+
+from gold_textgen.runtime import log_to_file
+from gold_textgen.scoring import write_scores
+
+with log_to_file(snakemake.log[0]):
+    labels = {key: snakemake.wildcards[key] for key in ("task", "objective", "split", "decoder")}
+    labels["seed"] = int(snakemake.wildcards.seed)
+    write_scores(Path(snakemake.input.generations), Path(snakemake.input.nll), Path(snakemake.output[0]), labels)

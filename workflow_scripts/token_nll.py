@@ -1,0 +1,10 @@
+"""Snakemake adapter: rule token_nll -> gold_textgen.token_nll.write_token_nll."""
+
+from pathlib import Path
+
+from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.token_nll import write_token_nll
+
+with log_to_file(snakemake.log[0]):
+    set_threads(snakemake.threads)
+    write_token_nll(Path(snakemake.input.model), Path(snakemake.input.data), Path(snakemake.output[0]), snakemake.params.task)

@@ -1,0 +1,22 @@
+"""Snakemake adapter: rule train_mle -> gold_textgen.training.train_mle."""
+
+from pathlib import Path
+
+from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.training import TrainingJob, train_mle
+
+with log_to_file(snakemake.log[0]):
+    set_threads(snakemake.threads)
+    train_mle(
+        TrainingJob(
+            task=snakemake.params.task,
+            objective="mle",
+            seed=int(snakemake.wildcards.seed),
+            train_path=Path(snakemake.input.train),
+            valid_path=Path(snakemake.input.valid),
+            tokenizer_path=Path(snakemake.input.tokenizer) if snakemake.input.tokenizer else None,
+            output_dir=Path(snakemake.output[0]),
+            checkpoint_dir=Path(snakemake.params.checkpoint_dir),
+            repo_dir=Path(snakemake.params.repo_dir),
+        )
+    )

@@ -1,0 +1,20 @@
+"""Snakemake adapter: rule train_tokenizer -> gold_textgen.tokenization.train_tokenizer."""
+
+import logging
+
+from gold_textgen.io_utils import atomic_directory, read_jsonl
+from gold_textgen.runtime import log_to_file
+from gold_textgen.tokenization import train_tokenizer, training_texts
+
+with log_to_file(snakemake.log[0]):
+    settings = snakemake.params.settings["tokenizer"]
+    tokenizer = train_tokenizer(
+        training_texts(read_jsonl(snakemake.input[0])),
+        kind=settings["kind"],
+        vocab_size=settings["vocab_size"],
+        min_frequency=settings["min_frequency"],
+        lowercase=settings["lowercase"],
+    )
+    with atomic_directory(snakemake.output[0]) as staging:
+        tokenizer.save_pretrained(staging)
+    logging.getLogger("train_tokenizer").info("vocabulary of %d entries -> %s", len(tokenizer), snakemake.output[0])
