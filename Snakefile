@@ -7,12 +7,15 @@
 # Stages: data -> tokenizer -> MLE training -> decoding -> token NLL + scores -> tables.
 
 
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
-configfile: "config.yaml"
+# The default experiment sits next to this file, so `--directory elsewhere` still finds it.
+configfile: Path(workflow.basedir) / "config.yaml"
 
 
 include: "rules/common.smk"

@@ -29,8 +29,12 @@ wildcard_constraints:
     decoder="[A-Za-z0-9_-]+",
 
 
+# Param functions return key-sorted settings (gold_config.canonical): Snakemake reruns a job when the
+# text of its params changes, and the key order of a config file must not count as a change.
+
+
 def task_settings(wildcards):
-    return gold_config.task_config(config, wildcards.task)
+    return gold_config.canonical(gold_config.task_config(config, wildcards.task))
 
 
 def source_settings(wildcards):
@@ -47,7 +51,7 @@ def training_settings(wildcards):
 
 
 def decoder_settings(wildcards):
-    return config["decoders"][wildcards.decoder]
+    return gold_config.canonical(config["decoders"][wildcards.decoder])
 
 
 def local_source_files(wildcards):

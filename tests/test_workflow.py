@@ -153,7 +153,7 @@ def test_rerun_with_nothing_changed_runs_nothing(tiny_run):
 
 
 def test_partial_target_builds_only_its_ancestors(tmp_path):
-    result = run_snakemake(tmp_path, "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"), "results/tokenizers/demo")
+    result = run_snakemake(tmp_path, "results/tokenizers/demo", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     assert (tmp_path / "results/tokenizers/demo/tokenizer.json").exists()
     assert not (tmp_path / "results/models").exists()
     assert "train_mle" not in result.stderr
@@ -161,7 +161,7 @@ def test_partial_target_builds_only_its_ancestors(tmp_path):
 
 def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path):
     """A second, independent run of the same config and seed on CPU gives the very same numbers."""
-    run_snakemake(tmp_path, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"), "results/tables/main.csv")
+    run_snakemake(tmp_path, "results/tables/main.csv", "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     first = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
     second = json.loads((tmp_path / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
     assert first == second

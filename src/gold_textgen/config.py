@@ -124,3 +124,16 @@ def local_source_files(source: dict) -> list[str]:
         return [source[split] for split in ("train", "valid", "test")]
     suffixes = source["suffixes"]
     return [f"{source[split]}{suffix}" for split in ("train", "valid", "test") for suffix in suffixes]
+
+
+def canonical(value):
+    """`value` with every mapping's keys sorted, recursively.
+
+    Snakemake compares a job's params with the last run by their text, so the same settings written in
+    another key order (a config file saved by another tool, say) would otherwise rerun the job.
+    """
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value

@@ -107,11 +107,11 @@ def configure_generation(model: PreTrainedModel, generation: dict) -> None:
 
 
 def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int):
-    task = job.task
-    train_records = read_jsonl(job.train_path)
-    valid_records = read_jsonl(job.valid_path)[:eval_max_examples]
-    encode = lambda records: tokenize_records(records, tokenizer, task["max_source_length"], task["max_target_length"])  # noqa: E731
-    return encode(train_records), encode(valid_records)
+    """Tokenized training set and the first `eval_max_examples` dev examples."""
+    lengths = (job.task["max_source_length"], job.task["max_target_length"])
+    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths)
+    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths)
+    return train_set, valid_set
 
 
 def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:

@@ -1,0 +1,82 @@
+"""Training entry points on tiny models: the pretrained-checkpoint path and resumable checkpoints."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gold_textgen.checkpoints import resume_point
+from gold_textgen.config import task_config, validate_config
+from gold_textgen.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.io_utils import write_jsonl
+from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.seq2seq_data import length_sorted_batches
+from gold_textgen.tokenization import train_tokenizer, training_texts
+from gold_textgen.training import TrainingJob, train_mle
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
+TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    spec = DemoTaskSpec(num_train=64, num_valid=8, num_test=8, max_length=8)
+    for split in ("train", "valid"):
+        write_jsonl(root / f"{split}.jsonl", generate_split(spec, split))
+    tokenizer = train_tokenizer(training_texts(generate_split(spec, "train")))
+    return root, tokenizer
+
+
+def tiny_task(model: dict) -> dict:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["tasks"]["demo"]["model"] = model
+    config["tasks"]["demo"]["mle"].update(max_steps=4, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8)
+    config["tasks"]["demo"].update(max_source_length=12, max_target_length=12)
+    config["tasks"]["demo"]["generation"]["max_new_tokens"] = 10
+    return task_config(validate_config(config), "demo")
+
+
+def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
+    data_dir, tokenizer = tiny_data
+    pretrained = tmp_path / "pretrained"
+    build_scratch_model(TINY_MODEL, tokenizer).save_pretrained(pretrained)
+    tokenizer.save_pretrained(pretrained)
+    task = tiny_task({"kind": "pretrained", "name_or_path": str(pretrained)})
+    job = TrainingJob(task, "mle", 3, data_dir / "train.jsonl", data_dir / "valid.jsonl", None, tmp_path / "out", tmp_path / "ckpt", REPO)
+    summary = train_mle(job)
+    assert summary["global_step"] == 4 and summary["best_checkpoint"] in {"checkpoint-2", "checkpoint-4"}
+    reloaded = load_pretrained_model(tmp_path / "out")
+    assert count_parameters(reloaded) == summary["num_parameters"]
+    assert json.loads((tmp_path / "out" / "provenance.json").read_text())["seed"] == 3
+
+
+def test_rerun_resumes_from_the_last_checkpoint(tiny_data, tmp_path):
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    task = tiny_task(TINY_MODEL)
+    job = TrainingJob(task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO)
+    first = train_mle(job)
+    assert first["resumed_from"] is None
+    again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))
+    assert again["resumed_from"] == "checkpoint-4"  # nothing left to do: the same model comes back
+    assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
+
+
+def test_checkpoints_of_other_settings_are_discarded(tmp_path):
+    (tmp_path / "checkpoint-10").mkdir(parents=True)
+    assert resume_point(tmp_path, {"lr": 1}) is None  # no fingerprint: unknown origin, start over
+    (tmp_path / "checkpoint-10").mkdir()
+    assert resume_point(tmp_path, {"lr": 1}).endswith("checkpoint-10")
+    assert resume_point(tmp_path, {"lr": 2}) is None
+    assert not (tmp_path / "checkpoint-10").exists()
+
+
+def test_length_sorted_batches_cover_every_index_once():
+    lengths = [3, 9, 1, 9, 4, 2, 7]
+    batches = list(length_sorted_batches(lengths, 3))
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert [[lengths[i] for i in batch] for batch in batches] == [[9, 9, 7], [4, 3, 2], [1]]
