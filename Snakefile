@@ -4,7 +4,8 @@
 #   snakemake --cores all results/tables/main.csv   one target and only what it needs
 #   snakemake --configfile configs/<name>.yaml  another experiment
 #
-# Stages: data -> tokenizer -> MLE training -> decoding -> token NLL + scores -> tables.
+# Stages: data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per objective and seed
+#         -> decoding -> token NLL + scores -> tables.
 
 
 from pathlib import Path
@@ -29,3 +30,4 @@ include: "rules/report.smk"
 rule all:
     input:
         rules.main_table.output,
+        rules.table1.output,

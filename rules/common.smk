@@ -23,7 +23,7 @@ REPO_DIR = workflow.basedir
 
 wildcard_constraints:
     task="[A-Za-z0-9_-]+",
-    objective="[a-z_]+",
+    objective="mle|gold_[a-z0-9_]+",
     seed=r"\d+",
     split="train|valid|test",
     decoder="[A-Za-z0-9_-]+",
@@ -47,7 +47,12 @@ def tokenizer_settings(wildcards):
 
 
 def training_settings(wildcards):
-    return gold_config.training_view(task_settings(wildcards))
+    objective = wildcards.get("objective", "mle")
+    return gold_config.canonical(gold_config.training_view(task_settings(wildcards), objective))
+
+
+def decoding_settings(wildcards):
+    return gold_config.canonical(gold_config.decoding_view(task_settings(wildcards)))
 
 
 def decoder_settings(wildcards):
@@ -66,6 +71,15 @@ def tokenizer_input(wildcards):
     return []
 
 
+def reward_cache_input(wildcards):
+    """GOLD-p/s with cached rewards read the MLE model's reward cache; GOLD-delta and online rewards don't."""
+    task = task_settings(wildcards)
+    reward = task["objectives"][wildcards.objective]["reward"]
+    if reward != "delta" and task["gold"]["rewards"] == "cached":
+        return f"results/rewards/{wildcards.task}/seed{wildcards.seed}/train.parquet"
+    return []
+
+
 def main_table_scores(wildcards):
     return expand(
         "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}.json",
@@ -75,3 +89,7 @@ def main_table_scores(wildcards):
         split=EXPERIMENT["eval_split"],
         decoder=EXPERIMENT["decoders"],
     )
+
+
+def task_metrics(wildcards):
+    return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}

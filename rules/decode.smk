@@ -14,7 +14,7 @@ rule decode:
         "benchmarks/decode/{task}/{objective}/seed{seed}/{split}/{decoder}.tsv"
     threads: config["threads"]["decode"]
     params:
-        task=task_settings,
+        task=decoding_settings,
         decoder=decoder_settings,
     script:
         "../workflow_scripts/decode.py"

@@ -21,3 +21,45 @@ rule train_mle:
         repo_dir=REPO_DIR,
     script:
         "../workflow_scripts/train_mle.py"
+
+
+# snakemake --cores 2 results/rewards/demo/seed1/train.parquet
+rule cache_rewards:
+    input:
+        model="results/models/{task}/mle/seed{seed}",
+        data="results/data/{task}/train.jsonl",
+    output:
+        "results/rewards/{task}/seed{seed}/train.parquet",
+    log:
+        "logs/cache_rewards/{task}/seed{seed}.log",
+    benchmark:
+        "benchmarks/cache_rewards/{task}/seed{seed}.tsv"
+    threads: config["threads"]["decode"]
+    params:
+        task=decoding_settings,
+    script:
+        "../workflow_scripts/token_nll.py"
+
+
+# snakemake --cores 2 results/models/demo/gold_s/seed1
+rule train_gold:
+    input:
+        train="results/data/{task}/train.jsonl",
+        valid="results/data/{task}/valid.jsonl",
+        mle="results/models/{task}/mle/seed{seed}",
+        rewards=reward_cache_input,
+    output:
+        directory("results/models/{task}/{objective}/seed{seed}"),
+    log:
+        "logs/train_gold/{task}/{objective}/seed{seed}.log",
+    benchmark:
+        "benchmarks/train_gold/{task}/{objective}/seed{seed}.tsv"
+    wildcard_constraints:
+        objective="gold_[a-z0-9_]+",
+    threads: config["threads"]["train"]
+    params:
+        task=training_settings,
+        checkpoint_dir="results/checkpoints/{task}/{objective}/seed{seed}",
+        repo_dir=REPO_DIR,
+    script:
+        "../workflow_scripts/train_gold.py"

@@ -73,6 +73,18 @@ def test_training_view_ignores_decoding_only_settings(config):
     changed = copy.deepcopy(task)
     changed["generation"]["batch_size"] = 7
     changed["generation"]["length_penalty"] = 2.0
-    assert training_view(changed) == training_view(task)
+    assert training_view(changed, "mle") == training_view(task, "mle")
     changed["generation"]["max_new_tokens"] = 5
-    assert training_view(changed) != training_view(task)
+    assert training_view(changed, "mle") != training_view(task, "mle")
+
+
+def test_training_view_separates_objectives(config):
+    task = validate_config(config)["tasks"]["demo"]
+    changed = copy.deepcopy(task)
+    changed["objectives"]["gold_p"]["min_weight"] = 0.2
+    changed["gold"]["sync_every"] = 7
+    assert training_view(changed, "mle") == training_view(task, "mle")  # MLE ignores GOLD settings
+    assert training_view(changed, "gold_s") != training_view(task, "gold_s")  # shared GOLD settings count
+    changed["gold"]["sync_every"] = task["gold"]["sync_every"]
+    assert training_view(changed, "gold_s") == training_view(task, "gold_s")  # another objective's don't
+    assert training_view(changed, "gold_p") != training_view(task, "gold_p")

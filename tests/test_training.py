@@ -58,7 +58,9 @@ def test_rerun_resumes_from_the_last_checkpoint(tiny_data, tmp_path):
     (tmp_path / "tok").mkdir()
     tokenizer.save_pretrained(tmp_path / "tok")
     task = tiny_task(TINY_MODEL)
-    job = TrainingJob(task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO)
+    job = TrainingJob(
+        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO
+    )
     first = train_mle(job)
     assert first["resumed_from"] is None
     again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))

@@ -44,11 +44,30 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(parts) if parts else "(top level)"
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
+def _allowed_keys(schema: dict, root: dict) -> list[str]:
+    """Property names a (sub)schema accepts, following local `$ref`s inside `allOf`."""
+    names = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        ref = part.get("$ref", "")
+        target = root
+        for piece in ref.removeprefix("#/").split("/") if ref.startswith("#/") else []:
+            target = target[piece]
+        names |= set(target.get("properties", {})) if ref else set(part.get("properties", {}))
+    return sorted(names)
+
+
+def _is_echo(error: jsonschema.ValidationError, root: dict) -> bool:
+    """An `unevaluatedProperties` error raised only because a known key's value failed its own check."""
+    if error.validator != "unevaluatedProperties" or not isinstance(error.instance, dict):
+        return False
+    return not set(error.instance) - set(_allowed_keys(error.schema, root))
+
+
+def _describe(error: jsonschema.ValidationError, root: dict) -> str:
     # Within if/then or allOf the most specific error is the deepest one; report that.
     best = jsonschema.exceptions.best_match([error, *error.context]) if error.context else error
-    if best.validator == "additionalProperties" and isinstance(best.instance, dict):
-        allowed = sorted(best.schema.get("properties", {}))
+    if best.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(best.instance, dict):
+        allowed = _allowed_keys(best.schema, root)
         unknown = sorted(set(best.instance) - set(allowed))
         where = _key_path(best)
         prefix = "" if where == "(top level)" else f"{where}."
@@ -65,9 +84,11 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
     """Validate `config` in place (filling defaults) and check cross-references; return it."""
     schema = load_schema(schema_path)
     validator = _with_defaults(Draft202012Validator)(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    errors = [e for e in validator.iter_errors(config) if not _is_echo(e, schema)]
     if errors:
-        raise ConfigError(_describe(errors[0]))
+        # Report the most specific problem: the one deepest in the config.
+        deepest = max(errors, key=lambda e: (len(e.absolute_path), -len(str(e.message))))
+        raise ConfigError(_describe(deepest, schema))
     _check_references(config)
     return config
 
@@ -86,6 +107,13 @@ def _check_references(config: dict) -> None:
                 f"config key experiment.decoders[{index}]: decoder '{decoder}' is not defined under decoders "
                 f"(defined: {', '.join(sorted(config['decoders']))})"
             )
+    for name in experiment["tasks"]:
+        for index, objective in enumerate(experiment["objectives"]):
+            if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
+                raise ConfigError(
+                    f"config key experiment.objectives[{index}]: objective '{objective}' is not defined under "
+                    f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
+                )
     for name, task in config["tasks"].items():
         source = task["source"]
         if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
@@ -108,12 +136,31 @@ def uses_trained_tokenizer(task: dict) -> bool:
     return task["model"]["kind"] == "scratch"
 
 
-def training_view(task: dict) -> dict:
-    """The task settings that can change a trained model: decoding-only settings (beam length penalty,
-    decoding batch size) are left out, so changing them reruns decoding but never training."""
-    view = {key: value for key, value in task.items() if key != "generation"}
-    view["generation"] = {k: v for k, v in task["generation"].items() if k not in ("length_penalty", "batch_size")}
+DECODING_ONLY = ("length_penalty", "batch_size")
+
+
+def training_view(task: dict, objective: str) -> dict:
+    """The task settings that can change the model trained with `objective`.
+
+    Decoding-only settings (beam length penalty, decoding batch size) are left out, so changing them
+    reruns decoding but never training; MLE ignores the GOLD settings, and a GOLD objective sees only
+    its own entry of `objectives` (its MLE starting point is an input file, tracked by Snakemake).
+    """
+    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives")}
+    view["generation"] = {k: v for k, v in task["generation"].items() if k not in DECODING_ONLY}
+    if objective == "mle":
+        view["mle"] = task["mle"]
+    else:
+        if objective not in task.get("objectives", {}):
+            raise ConfigError(f"objective '{objective}' is not defined under tasks.{task.get('name', '?')}.objectives")
+        view["gold"] = task["gold"]
+        view["objectives"] = {objective: task["objectives"][objective]}
     return view
+
+
+def decoding_view(task: dict) -> dict:
+    """The task settings that decoding and teacher-forced scoring read: lengths and generation."""
+    return {key: task[key] for key in ("name", "max_source_length", "max_target_length", "generation")}
 
 
 def local_source_files(source: dict) -> list[str]:

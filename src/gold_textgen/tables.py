@@ -46,15 +46,15 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     return table.reindex(columns=columns).reset_index(drop=True)
 
 
-def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: int = 2) -> str:
-    """The table for people: `mean ± std` in the summary rows."""
-    headers = ["task", "objective", "split", "decoder", "seed", *metrics]
+def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: int = 2, labels: Sequence[str] = (*KEYS, "seed")) -> str:
+    """The table for people: `mean ± std` in the summary rows; metrics a task lacks show as `-`."""
+    headers = [*labels, *metrics]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for _, row in table.iterrows():
-        cells = [str(row[k]) for k in ("task", "objective", "split", "decoder", "seed")]
+        cells = [str(row[k]) for k in labels]
         for metric in metrics:
             value, std = row[metric], row.get(f"{metric}_std")
-            text = f"{value:.{digits}f}"
+            text = "-" if pd.isna(value) else f"{value:.{digits}f}"
             if row["seed"] == "mean" and pd.notna(std):
                 text += f" ± {std:.{digits}f}"
             cells.append(text)
@@ -62,8 +62,28 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
     return "\n".join(lines) + "\n"
 
 
-def write_table(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, metrics: Sequence[str] = METRICS) -> None:
+def write_table(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, metrics: Sequence[str] = METRICS, **markdown) -> None:
     with atomic_open(csv_path) as handle:
         table.to_csv(handle, index=False, float_format="%.4f")
     with atomic_open(markdown_path) as handle:
-        handle.write(to_markdown(table, metrics))
+        handle.write(to_markdown(table, metrics, **markdown))
+
+
+# Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
+# perplexity, which GOLD raises while improving the outputs.
+TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeL")}
+OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
+
+
+def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """Rows MLE, GOLD-delta, GOLD-p, GOLD-s per task (seeds, then mean ± std); the columns each task
+    reports by its metric, then perplexity. Returns the table and its metric columns."""
+    columns = [m for task in scores["task"].unique() for m in TASK_METRIC_COLUMNS[task_metrics[task]]]
+    columns = [*dict.fromkeys(columns), "perplexity"]
+    table = seed_table(scores, columns)
+    for task, metric in task_metrics.items():
+        unused = [c for c in columns if c != "perplexity" and c not in TASK_METRIC_COLUMNS[metric]]
+        table.loc[table["task"] == task, unused + [f"{c}_std" for c in unused]] = float("nan")
+    rank = table["objective"].map(lambda o: OBJECTIVE_ORDER.get(o, len(OBJECTIVE_ORDER)))
+    order = table.assign(_rank=rank).sort_values(["task", "_rank"], kind="stable").index
+    return table.loc[order].reset_index(drop=True), columns

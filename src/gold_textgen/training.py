@@ -7,11 +7,13 @@ about exactly this).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 from transformers import (
     DataCollatorForSeq2Seq,
@@ -25,9 +27,11 @@ from transformers import (
 from . import metrics
 from .checkpoints import resume_point
 from .decoding import apply_length_settings
+from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
 from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
-from .models import count_parameters, initial_model
+from .models import count_parameters, initial_model, load_pretrained_model
 from .provenance import provenance
+from .rewards import RewardPaddingCollator, attach_cached_rewards
 from .runtime import pick_device, seed_everything
 from .seq2seq_data import tokenize_records
 from .tokenization import load_tokenizer
@@ -50,9 +54,9 @@ class TrainingJob:
     repo_dir: Path
 
 
-def training_arguments(settings: dict, job: TrainingJob) -> Seq2SeqTrainingArguments:
+def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
     metric = job.task["metric"]
-    return Seq2SeqTrainingArguments(
+    values = dict(
         output_dir=str(job.checkpoint_dir),
         seed=job.seed,
         data_seed=job.seed,
@@ -83,6 +87,7 @@ def training_arguments(settings: dict, job: TrainingJob) -> Seq2SeqTrainingArgum
         train_sampling_strategy="group_by_length" if settings["group_by_length"] else "random",
         disable_tqdm=False,
     )
+    return Seq2SeqTrainingArguments(**(values | overrides))
 
 
 def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str):
@@ -167,3 +172,52 @@ def train_mle(job: TrainingJob) -> dict:
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"])],
     )
     return run_and_save(trainer, job, settings, resume_from)
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file, read in chunks (identifies the MLE checkpoint a GOLD run starts from)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dict:
+    """GOLD fine-tuning from the MLE checkpoint of the same seed, with a fresh optimizer."""
+    settings = job.task["gold"]
+    gold = GoldSettings.from_config({**settings, **job.task["objectives"][job.objective]})
+    seed_everything(job.seed)
+    tokenizer = load_tokenizer(mle_dir)
+    model = load_pretrained_model(mle_dir)
+    configure_generation(model, job.task["generation"])
+    lagged = frozen_copy(model)  # pi_tilde starts as the MLE model
+    online = gold.reward != "delta" and gold.rewards == "online"
+    reward_model = frozen_copy(model) if online else None
+    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
+    if gold.reward != "delta" and gold.rewards == "cached":
+        if rewards_path is None:
+            raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
+        train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
+    fingerprint_of = {"task": job.task, "objective": job.objective, "seed": job.seed, "mle": file_digest(mle_dir / "model.safetensors")}
+    resume_from = resume_point(job.checkpoint_dir, fingerprint_of)
+    sync = LaggedPolicySync(lagged, gold.sync_every)
+    if resume_from:
+        sync.restore(resume_from)
+    # The Trainer's own label smoother stays off: GOLD's loss adds its unweighted smoothing itself.
+    args = training_arguments(settings, job, label_smoothing_factor=0.0, remove_unused_columns=False)
+    trainer = GoldTrainer(
+        model=model,
+        args=args,
+        data_collator=RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model)),
+        train_dataset=train_set,
+        eval_dataset=valid_set,
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync],
+        gold=gold,
+        lagged_model=lagged,
+        reward_model=reward_model,
+    )
+    log.info("GOLD settings: %s", gold.to_dict())
+    return run_and_save(trainer, job, {**settings, "gold": gold.to_dict()}, resume_from)

@@ -1,0 +1,106 @@
+"""GOLD's objectives as pure functions on tensors (no model calls): importance weights, per-token
+rewards, windowed returns and the weighted loss.
+
+Shapes: B sequences, T target positions (the references, right-padded), V vocabulary entries. `mask` is a
+bool [B, T] that is True on real target tokens (EOS included) and False on padding.
+
+The gradient of the loss is the paper's off-policy policy gradient (Eq. 4, with the per-action
+importance-weight approximation and the empirical behaviour policy):
+
+    grad = -(1/N) sum_t w_t Q_t grad log pi_theta(y_t | y_<t, x),   N = number of real tokens,
+
+with w_t and Q_t treated as constants (computed without gradient).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+REWARD_KINDS = ("delta", "p", "s")
+
+
+def importance_weights(lagged_token_logprobs: torch.Tensor, min_weight: float) -> torch.Tensor:
+    """w_t = max(u, pi_tilde(y_t | y_<t, x)), per token: the per-action approximation of the trajectory
+    ratio, with the unknown behaviour policy taken as uniform over the demonstrations (a constant).
+
+    `lagged_token_logprobs` [B, T]: log pi_tilde of each reference token under the lagged policy.
+    Returns [B, T], detached. u (`min_weight`) keeps tokens the policy finds unlikely from vanishing.
+    """
+    return lagged_token_logprobs.detach().exp().clamp(min=min_weight)
+
+
+def per_token_rewards(reward_token_probs: torch.Tensor, kind: str, floor: float, baseline: float, horizon: int) -> torch.Tensor:
+    """The floored reward terms g_t that returns sum up, [B, T].
+
+    * `p` (GOLD-p): g_t = max(log p_MLE(y_t) - b / (H + 1), c)
+    * `s` (GOLD-s): g_t = max(p_MLE(y_t) - b / (H + 1), c)
+    * `delta` (GOLD-delta): not a per-token reward; see `returns` (Q_t = 1).
+
+    Baseline convention: `baseline` b is the paper's **return** baseline (GOLD-p: b = -60). A return sums
+    H + 1 terms (the current token and the next H = `horizon`), so each term carries b / (H + 1); with the
+    default H = 5 that is the authors' code's per-term -10. While no floor is active the two conventions
+    give the same return: sum_j (log p_j - b / (H + 1)) = sum_j log p_j - b.
+    """
+    if kind not in ("p", "s"):
+        raise ValueError(f"per-token rewards exist for kinds 'p' and 's', not '{kind}'")
+    probs = reward_token_probs.detach()
+    values = torch.log(probs.clamp_min(1e-10)) if kind == "p" else probs
+    return (values - baseline / (horizon + 1)).clamp(min=floor)
+
+
+def windowed_returns(rewards: torch.Tensor, mask: torch.Tensor, horizon: int, gamma: float) -> torch.Tensor:
+    """Q_t = sum_{j=0..H} gamma^j g_{t+j} over real tokens only, [B, T].
+
+    After-EOS rule: the episode ends with EOS, so window slots past a sequence's last real token add
+    nothing. A token's return therefore depends only on its own sequence, never on how long the other
+    sequences in the batch are (the authors' code reads padding or a fill value there, which differs
+    between the longest and the other sequences of a batch). Returns at padding positions are 0.
+    """
+    gated = rewards * mask.to(rewards.dtype)
+    returns = torch.zeros_like(gated)
+    length = gated.shape[1]
+    for offset in range(min(horizon, length - 1) + 1):
+        returns[:, : length - offset] += (gamma**offset) * gated[:, offset:]
+    return returns * mask.to(rewards.dtype)
+
+
+def delta_returns(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """GOLD-delta: reward 1 at the end of every demonstration and 0 elsewhere; with gamma = 1 every
+    reference token's return is 1, so the objective reduces to the importance weights."""
+    return mask.to(dtype)
+
+
+@dataclass
+class LossParts:
+    """Sums over real tokens; divide by the token count of the whole (accumulated) batch."""
+
+    loss_sum: torch.Tensor  # sum_t [(1 - eps) w_t Q_t nll_t + eps * smooth_t]; carries the gradient
+    nll_sum: torch.Tensor  # sum_t nll_t, unweighted and detached (for logging)
+    num_tokens: torch.Tensor
+
+
+def weighted_nll(
+    logprobs: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor, returns: torch.Tensor, label_smoothing: float = 0.0
+) -> LossParts:
+    """The GOLD loss -(1/N) sum_t w_t Q_t log pi_theta(y_t), as sums.
+
+    `logprobs` [B, T, V]: log-softmax of the policy being trained. `labels` [B, T]: reference ids, -100
+    at padding. `weights` and `returns` [B, T] are detached here whatever the caller passes: no gradient
+    flows into them. Label smoothing `eps` adds eps * mean_v(-log pi(v)) per token, unweighted, as in the
+    authors' code; with w = Q = 1 the whole is fairseq's label-smoothed cross-entropy.
+    """
+    mask = labels.ne(-100)
+    safe_labels = labels.clamp_min(0)
+    nll = -logprobs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
+    scale = (weights.detach() * returns.detach()).to(nll.dtype)
+    per_token = (1.0 - label_smoothing) * scale * nll
+    if label_smoothing > 0:
+        per_token = per_token + label_smoothing * (-logprobs.mean(dim=-1))
+    zero = torch.zeros((), dtype=nll.dtype, device=nll.device)
+    return LossParts(
+        loss_sum=torch.where(mask, per_token, zero).sum(),
+        nll_sum=torch.where(mask, nll, zero).sum().detach(),
+        num_tokens=mask.sum(),
+    )

@@ -1,0 +1,127 @@
+"""GoldTrainer wiring on a tiny model: cached and online rewards agree, pi_tilde syncs every k updates,
+and the loss is normalised by the tokens of the whole accumulated update."""
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+
+from gold_textgen.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.gold_trainer import REWARD_FIELD, GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy, token_logprobs
+from gold_textgen.models import build_scratch_model
+from gold_textgen.rewards import RewardPaddingCollator, attach_cached_rewards
+from gold_textgen.seq2seq_data import tokenize_records
+from gold_textgen.token_nll import token_nll_table
+from gold_textgen.tokenization import train_tokenizer, training_texts
+
+TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
+TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
+
+
+@pytest.fixture(scope="module")
+def setup():
+    torch.manual_seed(0)
+    records = generate_split(DemoTaskSpec(num_train=24, max_length=8), "train")
+    tokenizer = train_tokenizer(training_texts(records))
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    return records, tokenizer, model
+
+
+def make_trainer(tmp_path: Path, model, tokenizer, gold: GoldSettings, reward_model=None, **args) -> GoldTrainer:
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False, **args)
+    collator = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    return GoldTrainer(
+        model=model,
+        args=arguments,
+        data_collator=collator,
+        processing_class=tokenizer,
+        gold=gold,
+        lagged_model=frozen_copy(model),
+        reward_model=reward_model,
+    )
+
+
+def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
+    records, tokenizer, model = setup
+    dataset = tokenize_records(records, tokenizer, 12, 12)
+    cache = token_nll_table(model, tokenizer, records, 12, 12, batch_size=5)
+    cached_set = attach_cached_rewards(dataset, cache)
+    collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    for reward in ("p", "s"):
+        settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
+        cached = make_trainer(tmp_path, model, tokenizer, GoldSettings(**settings, rewards="cached"))
+        online = make_trainer(tmp_path, model, tokenizer, GoldSettings(**settings, rewards="online"), reward_model=frozen_copy(model))
+        model.train()
+        with torch.no_grad():
+            batch = collate([cached_set[i] for i in range(8)])
+            loss_cached = cached.compute_loss(model, dict(batch))
+            batch.pop(REWARD_FIELD)
+            loss_online = online.compute_loss(model, dict(batch))
+        assert torch.allclose(loss_cached, loss_online, atol=1e-5), reward
+
+
+def test_reward_cache_must_match_the_tokenized_references(setup):
+    records, tokenizer, model = setup
+    cache = token_nll_table(model, tokenizer, records, 12, 12, batch_size=5)
+    with pytest.raises(ValueError, match="covers 24 examples but the training set has 23"):
+        attach_cached_rewards(tokenize_records(records[:23], tokenizer, 12, 12), cache)
+    shifted = tokenize_records(records[1:] + records[:1], tokenizer, 12, 12)
+    with pytest.raises(ValueError, match="other tokens than the training reference"):
+        attach_cached_rewards(shifted, cache)
+
+
+def test_lagged_policy_changes_exactly_at_multiples_of_k(setup):
+    _, tokenizer, _ = setup
+    policy = build_scratch_model(TINY_MODEL, tokenizer)
+    lagged = frozen_copy(policy)
+    sync = LaggedPolicySync(lagged, every=3)
+    snapshots = []
+    for step in range(1, 8):
+        with torch.no_grad():
+            for parameter in policy.parameters():
+                parameter.add_(0.01)  # an optimizer update
+        sync.on_step_end(None, SimpleNamespace(global_step=step), None, model=policy)
+        snapshots.append(next(lagged.parameters()).detach().clone())
+    changed = [step for step in range(2, 8) if not torch.equal(snapshots[step - 1], snapshots[step - 2])]
+    assert changed == [3, 6]
+    assert sync.sync_steps == [3, 6]
+    assert torch.allclose(snapshots[-1], next(iter(policy.parameters())).detach() - 0.01)  # as it was after update 6
+
+
+def test_loss_is_normalised_by_the_tokens_of_the_whole_update(setup, tmp_path):
+    records, tokenizer, model = setup
+    dataset = tokenize_records(records, tokenizer, 12, 12)
+    collate = DataCollatorForSeq2Seq(tokenizer, model=model)
+    trainer = make_trainer(tmp_path, model, tokenizer, GoldSettings(reward="delta"))
+    model.train()
+    batch = collate([dataset[i] for i in range(6)])
+    tokens = int(batch["labels"].ne(-100).sum())
+    with torch.no_grad():
+        own = trainer.compute_loss(model, dict(batch))
+        shared = trainer.compute_loss(model, dict(batch), num_items_in_batch=torch.tensor(3 * tokens))
+    assert torch.allclose(shared * 3, own)
+
+
+def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
+    records, tokenizer, model = setup
+    dataset = tokenize_records(records, tokenizer, 12, 12)
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
+    trainer = make_trainer(tmp_path, model, tokenizer, GoldSettings(reward="delta", min_weight=0.0))
+    model.eval()  # no dropout anyway; compare against a hand computation
+    inputs = {k: v for k, v in batch.items() if k != "labels"}
+    with torch.no_grad():
+        logprobs = token_logprobs(model, inputs, batch["labels"])
+        mask = batch["labels"].ne(-100)
+        expected = -(logprobs.exp() * logprobs)[mask].sum() / mask.sum()
+        model.train()
+        loss = trainer.compute_loss(model, dict(batch))
+    assert torch.allclose(loss, expected, atol=1e-6)
+
+
+def test_settings_are_range_checked():
+    with pytest.raises(ValueError, match="min_weight"):
+        GoldSettings(reward="s", min_weight=2.0)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        GoldSettings(reward="bleu")

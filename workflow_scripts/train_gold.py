@@ -1,0 +1,24 @@
+"""Snakemake adapter: rule train_gold -> gold_textgen.training.train_gold."""
+
+from pathlib import Path
+
+from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.training import TrainingJob, train_gold
+
+with log_to_file(snakemake.log[0]):
+    set_threads(snakemake.threads)
+    train_gold(
+        TrainingJob(
+            task=snakemake.params.task,
+            objective=snakemake.wildcards.objective,
+            seed=int(snakemake.wildcards.seed),
+            train_path=Path(snakemake.input.train),
+            valid_path=Path(snakemake.input.valid),
+            tokenizer_path=None,
+            output_dir=Path(snakemake.output[0]),
+            checkpoint_dir=Path(snakemake.params.checkpoint_dir),
+            repo_dir=Path(snakemake.params.repo_dir),
+        ),
+        mle_dir=Path(snakemake.input.mle),
+        rewards_path=Path(snakemake.input.rewards) if snakemake.input.rewards else None,
+    )
