@@ -20,6 +20,7 @@ EXPECTED_JOBS = {
     "token_nll": 1,
     "score": 1,
     "main_table": 1,
+    "table1": 1,
     "all": 1,
 }
 
