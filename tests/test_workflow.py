@@ -12,13 +12,16 @@ import yaml
 from conftest import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
+# The default experiment: one task, MLE and three GOLD objectives, two seeds, greedy decoding.
 EXPECTED_JOBS = {
     "prepare_dataset": 1,
     "train_tokenizer": 1,
-    "train_mle": 1,
-    "decode": 1,
-    "token_nll": 1,
-    "score": 1,
+    "train_mle": 2,
+    "cache_rewards": 2,
+    "train_gold": 6,
+    "decode": 8,
+    "token_nll": 8,
+    "score": 8,
     "main_table": 1,
     "table1": 1,
     "all": 1,
@@ -41,8 +44,14 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     config["experiment"] = {"tasks": ["demo"], "seeds": [1, 2, 3]}
     smoke_config.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
-    assert counts["train_mle"] == counts["decode"] == counts["score"] == 3
+    assert counts["train_mle"] == counts["cache_rewards"] == 3
+    assert counts["train_gold"] == 9 and counts["decode"] == counts["score"] == 12
     assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
+
+
+def test_one_objective_and_seed_is_a_partial_target(tmp_path):
+    counts = job_counts(run_snakemake(tmp_path, "results/models/demo/gold_p/seed2", "-n", "--quiet", "rules").stdout)
+    assert counts == {"prepare_dataset": 1, "train_tokenizer": 1, "train_mle": 1, "cache_rewards": 1, "train_gold": 1}
 
 
 def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_config):
@@ -73,6 +82,16 @@ EXPECTED_FILES = [
     "results/models/demo/mle/seed1/tokenizer.json",
     "results/models/demo/mle/seed1/resolved_config.yaml",
     "results/models/demo/mle/seed1/provenance.json",
+    "results/rewards/demo/seed1/train.parquet",
+    "results/models/demo/gold_delta/seed1/model.safetensors",
+    "results/models/demo/gold_p/seed1/model.safetensors",
+    "results/models/demo/gold_s/seed1/model.safetensors",
+    "results/models/demo/gold_s/seed1/provenance.json",
+    "results/scores/demo/gold_s/seed1/test/greedy.json",
+    "results/tables/table1_main.csv",
+    "results/tables/table1_main.md",
+    "logs/train_gold/demo/gold_s/seed1.log",
+    "benchmarks/train_gold/demo/gold_s/seed1.tsv",
     "results/generations/demo/mle/seed1/test/greedy.jsonl",
     "results/token_nll/demo/mle/seed1/test.parquet",
     "results/scores/demo/mle/seed1/test/greedy.json",
@@ -140,12 +159,38 @@ def test_scores_are_consistent(tiny_run):
 
 
 def test_main_table_is_built_from_the_scores(tiny_run):
-    table = pd.read_csv(tiny_run / "results/tables/main.csv")
-    scores = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
-    seed_row = table[table["seed"] == "1"].iloc[0]
-    assert seed_row["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
-    assert list(table["seed"]) == ["1", "mean"]
+    table = pd.read_csv(tiny_run / "results/tables/main.csv", dtype={"seed": str})
+    for objective in ("mle", "gold_delta", "gold_p", "gold_s"):
+        scores = json.loads((tiny_run / f"results/scores/demo/{objective}/seed1/test/greedy.json").read_text())
+        rows = table[table["objective"] == objective]
+        assert list(rows["seed"]) == ["1", "mean"]
+        assert rows.iloc[0]["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
     assert "| demo | mle | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
+
+
+def test_table1_lists_mle_then_the_gold_objectives(tiny_run):
+    table = pd.read_csv(tiny_run / "results/tables/table1_main.csv", dtype={"seed": str})
+    assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_delta", "gold_p", "gold_s"]
+    assert {"bleu", "perplexity"} <= set(table.columns) and "rouge2" not in table.columns
+    assert "| demo | gold_s | mean |" in (tiny_run / "results/tables/table1_main.md").read_text()
+
+
+def test_gold_model_records_its_objective_settings(tiny_run):
+    resolved = yaml.safe_load((tiny_run / "results/models/demo/gold_p/seed1/resolved_config.yaml").read_text())
+    assert resolved["objective"] == "gold_p"
+    assert resolved["training"]["gold"] == {
+        "reward": "p",
+        "min_weight": 0.1,
+        "floor": 1.0,
+        "baseline": -60,
+        "sync_every": 7,
+        "horizon": 5,
+        "gamma": 1.0,
+        "label_smoothing": 0.1,
+        "rewards": "cached",
+    }
+    history = json.loads((tiny_run / "results/models/demo/gold_p/seed1/log_history.json").read_text())
+    assert any("mean_return" in entry for entry in history)
 
 
 def test_rerun_with_nothing_changed_runs_nothing(tiny_run):
@@ -160,15 +205,14 @@ def test_partial_target_builds_only_its_ancestors(tmp_path):
     assert "train_mle" not in result.stderr
 
 
-def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path):
+@pytest.mark.parametrize("objective", ["mle", "gold_s"])
+def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path, objective):
     """A second, independent run of the same config and seed on CPU gives the very same numbers."""
-    run_snakemake(tmp_path, "results/tables/main.csv", "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
-    first = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
-    second = json.loads((tmp_path / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
-    assert first == second
-    assert (tiny_run / "results/generations/demo/mle/seed1/test/greedy.jsonl").read_text() == (
-        tmp_path / "results/generations/demo/mle/seed1/test/greedy.jsonl"
-    ).read_text()
+    target = f"results/scores/demo/{objective}/seed1/test/greedy.json"
+    run_snakemake(tmp_path, target, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert json.loads((tiny_run / target).read_text()) == json.loads((tmp_path / target).read_text())
+    generations = f"results/generations/demo/{objective}/seed1/test/greedy.jsonl"
+    assert (tiny_run / generations).read_text() == (tmp_path / generations).read_text()
 
 
 def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
@@ -179,5 +223,5 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
-    assert "train_mle" not in counts and "prepare_dataset" not in counts
-    assert counts["decode"] == 1 and counts["main_table"] == 1
+    assert not {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "train_gold"} & set(counts)
+    assert counts["decode"] == 4 and counts["score"] == 4 and counts["main_table"] == 1  # one per objective

@@ -1,0 +1,131 @@
+"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards), on the same
+batches and the same model, measured side by side in one run.
+
+    python -m gold_textgen.bench [--config config.yaml] [--task demo] [--steps 30] [--batch-size 64]
+
+Each round runs the three kinds of step on one batch, in rotating order, from identical weights; the
+reported figure is the median over rounds, after warm-up rounds. A GOLD step adds one forward pass of the
+lagged policy (cached rewards) or two (online rewards: the frozen MLE model too, as in the authors' code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import yaml
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+from .config import task_config, validate_config
+from .demo_task import DemoTaskSpec, build_lexicon, generate_split
+from .gold_trainer import GoldSettings, GoldTrainer, frozen_copy
+from .models import build_scratch_model, count_parameters
+from .rewards import RewardPaddingCollator, attach_cached_rewards
+from .runtime import seed_everything, set_threads
+from .seq2seq_data import length_sorted_batches, tokenize_records
+from .token_nll import token_nll_table
+from .tokenization import train_tokenizer, training_texts
+
+
+def _arguments(label_smoothing: float) -> Seq2SeqTrainingArguments:
+    return Seq2SeqTrainingArguments(
+        output_dir="/tmp/gold-bench",
+        report_to="none",
+        use_cpu=not torch.cuda.is_available(),
+        remove_unused_columns=False,
+        label_smoothing_factor=label_smoothing,
+    )
+
+
+def _timed_step(trainer, model, optimizer, batch) -> float:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    trainer.training_step(model, batch)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int) -> dict[str, float]:
+    config = validate_config(yaml.safe_load(config_path.read_text()))
+    task = task_config(config, task_name)
+    if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
+        raise SystemExit("the benchmark builds the demo task and a model from scratch: pick a synthetic task")
+    seed_everything(0)
+    spec = DemoTaskSpec.from_config({**task["source"], "num_train": examples})
+    records = generate_split(spec, "train", build_lexicon(spec))
+    tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
+    policy = build_scratch_model(task["model"], tokenizer)
+    lengths = (task["max_source_length"], task["max_target_length"])
+    cache = token_nll_table(policy, tokenizer, records, *lengths, batch_size)
+    dataset = attach_cached_rewards(tokenize_records(records, tokenizer, *lengths), cache)
+    collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=policy))
+    order = list(length_sorted_batches([len(x) for x in dataset["labels"]], batch_size))
+    batches = [collate([dataset[i] for i in order[k % len(order)]]) for k in range(steps + warmup)]
+    objective = task["objectives"].get("gold_s", {"reward": "s", "floor": 0.1, "min_weight": 0.1})
+    smoothing = task["gold"]["label_smoothing"]
+
+    def gold(rewards: str):
+        settings = GoldSettings.from_config({**task["gold"], **objective, "rewards": rewards})
+        model = copy.deepcopy(policy)
+        reward_model = frozen_copy(policy) if rewards == "online" else None
+        trainer = GoldTrainer(
+            model=model,
+            args=_arguments(0.0),
+            data_collator=collate,
+            processing_class=tokenizer,
+            gold=settings,
+            lagged_model=frozen_copy(policy),
+            reward_model=reward_model,
+        )
+        return trainer, model
+
+    mle_model = copy.deepcopy(policy)
+    mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing), data_collator=collate, processing_class=tokenizer)
+    contenders = {"mle": (mle_trainer, mle_model), "gold_cached": gold("cached"), "gold_online": gold("online")}
+    for trainer, _ in contenders.values():
+        trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
+    optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, (_, model) in contenders.items()}
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for round_index, batch in enumerate(batches):
+        for name in names[round_index % 3 :] + names[: round_index % 3]:  # rotate who goes first
+            trainer, model = contenders[name]
+            model.train()
+            inputs = {k: v for k, v in batch.items() if name != "mle" or k != "reward_logprobs"}
+            elapsed = _timed_step(trainer, model, optimizers[name], inputs)
+            if round_index >= warmup:
+                times[name].append(elapsed)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"model: {count_parameters(policy):,} parameters; batch size {batch_size}; {steps} timed rounds, {warmup} warm-up rounds")
+    print(f"device: {'cuda' if torch.cuda.is_available() else 'cpu'}, torch threads {torch.get_num_threads()}")
+    for name, value in medians.items():
+        print(f"{name:12s} median step {1000 * value:8.2f} ms")
+    print(f"ratio gold_cached / mle = {medians['gold_cached'] / medians['mle']:.3f}")
+    print(f"ratio gold_online / mle = {medians['gold_online'] / medians['mle']:.3f}")
+    return medians
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--task", default="demo")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--examples", type=int, default=2000, help="training examples generated to draw batches from")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples)
+
+
+if __name__ == "__main__":
+    main()
