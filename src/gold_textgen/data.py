@@ -37,6 +37,13 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield line_number, text.rstrip("\r\n")
 
 
+def _content_lines(path: Path) -> Iterator[tuple[str, int, str]]:
+    """(`file:line`, line number, text) of every non-blank line."""
+    for line_number, text in _decoded_lines(path):
+        if text.strip():
+            yield _where(path, line_number), line_number, text
+
+
 def make_record(record_id: str, source: object, target: object, where: str, extra: dict | None = None) -> dict:
     """Check one source/target pair and return it in the contract's shape."""
     for name, value in (("source", source), ("target", target)):
@@ -53,10 +60,7 @@ def load_jsonl(path: str | Path, source_field: str = "source", target_field: str
     """JSON lines, one object per line; blank lines are skipped. Fields other than the three are kept."""
     path = Path(path)
     records = []
-    for line_number, text in _decoded_lines(path):
-        if not text.strip():
-            continue
-        where = _where(path, line_number)
+    for where, line_number, text in _content_lines(path):
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as error:
@@ -76,10 +80,7 @@ def load_tsv(path: str | Path) -> list[dict]:
     """Tab-separated `source<TAB>target`, no header, no quoting (text may contain quote characters)."""
     path = Path(path)
     records = []
-    for line_number, text in _decoded_lines(path):
-        if not text.strip():
-            continue
-        where = _where(path, line_number)
+    for where, line_number, text in _content_lines(path):
         fields = next(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
         if len(fields) != 2:
             raise DataFormatError(f"{where}: expected 2 tab-separated fields (source, target), found {len(fields)}")
