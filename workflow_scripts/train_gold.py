@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
+from gold_textgen.gold_training import train_gold
 from gold_textgen.runtime import log_to_file, set_threads
-from gold_textgen.training import TrainingJob, train_gold
+from gold_textgen.training import TrainingJob
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)

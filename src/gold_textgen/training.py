@@ -1,4 +1,5 @@
-"""Training with the transformers Seq2SeqTrainer: the pieces every objective shares, and MLE itself.
+"""Training with the transformers Seq2SeqTrainer: the pieces every objective shares, and MLE itself
+(GOLD fine-tuning builds on these in gold_training.py).
 
 The dev metric (BLEU or ROUGE-2 of greedy decodes) picks the best checkpoint, never the loss: GOLD raises
 NLL while improving outputs, so loss-based selection would pick the wrong model (the authors' README warns
@@ -7,13 +8,11 @@ about exactly this).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import yaml
 from transformers import (
     DataCollatorForSeq2Seq,
@@ -27,11 +26,9 @@ from transformers import (
 from . import metrics
 from .checkpoints import resume_point
 from .decoding import apply_length_settings
-from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
 from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
-from .models import count_parameters, initial_model, load_pretrained_model
+from .models import count_parameters, initial_model
 from .provenance import provenance
-from .rewards import RewardPaddingCollator, attach_cached_rewards
 from .runtime import pick_device, seed_everything
 from .seq2seq_data import tokenize_records
 from .tokenization import load_tokenizer
@@ -172,52 +169,3 @@ def train_mle(job: TrainingJob) -> dict:
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"])],
     )
     return run_and_save(trainer, job, settings, resume_from)
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file, read in chunks (identifies the MLE checkpoint a GOLD run starts from)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dict:
-    """GOLD fine-tuning from the MLE checkpoint of the same seed, with a fresh optimizer."""
-    settings = job.task["gold"]
-    gold = GoldSettings.from_config({**settings, **job.task["objectives"][job.objective]})
-    seed_everything(job.seed)
-    tokenizer = load_tokenizer(mle_dir)
-    model = load_pretrained_model(mle_dir)
-    configure_generation(model, job.task["generation"])
-    lagged = frozen_copy(model)  # pi_tilde starts as the MLE model
-    online = gold.reward != "delta" and gold.rewards == "online"
-    reward_model = frozen_copy(model) if online else None
-    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
-    if gold.reward != "delta" and gold.rewards == "cached":
-        if rewards_path is None:
-            raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
-        train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
-    fingerprint_of = {"task": job.task, "objective": job.objective, "seed": job.seed, "mle": file_digest(mle_dir / "model.safetensors")}
-    resume_from = resume_point(job.checkpoint_dir, fingerprint_of)
-    sync = LaggedPolicySync(lagged, gold.sync_every)
-    if resume_from:
-        sync.restore(resume_from)
-    # The Trainer's own label smoother stays off: GOLD's loss adds its unweighted smoothing itself.
-    args = training_arguments(settings, job, label_smoothing_factor=0.0, remove_unused_columns=False)
-    trainer = GoldTrainer(
-        model=model,
-        args=args,
-        data_collator=RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model)),
-        train_dataset=train_set,
-        eval_dataset=valid_set,
-        processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync],
-        gold=gold,
-        lagged_model=lagged,
-        reward_model=reward_model,
-    )
-    log.info("GOLD settings: %s", gold.to_dict())
-    return run_and_save(trainer, job, {**settings, "gold": gold.to_dict()}, resume_from)
