@@ -11,6 +11,7 @@ from .io_utils import atomic_open, read_json
 
 KEYS = ("task", "objective", "split", "decoder")
 METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
+OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -38,10 +39,12 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     summary["seed"] = "mean"
     summary["n_seeds"] = grouped.size().to_numpy()
     table = pd.concat([per_seed, summary], ignore_index=True)
-    order = {"mean": 1}
-    table["_order"] = table["seed"].map(lambda s: order.get(s, 0))
+    # MLE first, then the GOLD objectives in the paper's order; per group the seeds, then the mean row.
+    table["_objective"] = table["objective"].map(lambda o: OBJECTIVE_ORDER.get(o, len(OBJECTIVE_ORDER)))
+    table["_summary"] = table["seed"].eq("mean")
     table["_seed_num"] = pd.to_numeric(table["seed"], errors="coerce")
-    table = table.sort_values([*keys, "_order", "_seed_num"], kind="stable").drop(columns=["_order", "_seed_num"])
+    sort_keys = ["task", "_objective", "objective", "split", "decoder", "_summary", "_seed_num"]
+    table = table.sort_values(sort_keys, kind="stable").drop(columns=["_objective", "_summary", "_seed_num"])
     columns = [*keys, "seed", "n_seeds"] + [c for m in metrics for c in (m, f"{m}_std")]
     return table.reindex(columns=columns).reset_index(drop=True)
 
@@ -72,7 +75,6 @@ def write_table(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | 
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
 # perplexity, which GOLD raises while improving the outputs.
 TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeL")}
-OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
 
 def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
@@ -84,6 +86,4 @@ def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataF
     for task, metric in task_metrics.items():
         unused = [c for c in columns if c != "perplexity" and c not in TASK_METRIC_COLUMNS[metric]]
         table.loc[table["task"] == task, unused + [f"{c}_std" for c in unused]] = float("nan")
-    rank = table["objective"].map(lambda o: OBJECTIVE_ORDER.get(o, len(OBJECTIVE_ORDER)))
-    order = table.assign(_rank=rank).sort_values(["task", "_rank"], kind="stable").index
-    return table.loc[order].reset_index(drop=True), columns
+    return table, columns
