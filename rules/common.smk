@@ -55,6 +55,10 @@ def decoding_settings(wildcards):
     return gold_config.canonical(gold_config.decoding_view(task_settings(wildcards)))
 
 
+def teacher_forcing_settings(wildcards):
+    return gold_config.canonical(gold_config.teacher_forcing_view(task_settings(wildcards)))
+
+
 def decoder_settings(wildcards):
     return gold_config.canonical(config["decoders"][wildcards.decoder])
 

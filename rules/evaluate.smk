@@ -14,7 +14,7 @@ rule token_nll:
         "benchmarks/token_nll/{task}/{objective}/seed{seed}/{split}.tsv"
     threads: config["threads"]["decode"]
     params:
-        task=decoding_settings,
+        task=teacher_forcing_settings,
     script:
         "../workflow_scripts/token_nll.py"
 

@@ -36,7 +36,7 @@ rule cache_rewards:
         "benchmarks/cache_rewards/{task}/seed{seed}.tsv"
     threads: config["threads"]["decode"]
     params:
-        task=decoding_settings,
+        task=teacher_forcing_settings,
     script:
         "../workflow_scripts/token_nll.py"
 

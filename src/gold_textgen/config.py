@@ -159,8 +159,17 @@ def training_view(task: dict, objective: str) -> dict:
 
 
 def decoding_view(task: dict) -> dict:
-    """The task settings that decoding and teacher-forced scoring read: lengths and generation."""
+    """The task settings that decoding reads: lengths and generation."""
     return {key: task[key] for key in ("name", "max_source_length", "max_target_length", "generation")}
+
+
+def teacher_forcing_view(task: dict) -> dict:
+    """The task settings that teacher-forced passes (token NLL, reward cache) read: lengths and batch size,
+    so changing a search setting such as the length penalty leaves them alone."""
+    return {
+        **{key: task[key] for key in ("name", "max_source_length", "max_target_length")},
+        "generation": {"batch_size": task["generation"]["batch_size"]},
+    }
 
 
 def local_source_files(source: dict) -> list[str]:
