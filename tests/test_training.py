@@ -5,13 +5,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from transformers import TrainerCallback
 
 from gold_textgen.checkpoints import resume_point
 from gold_textgen.config import task_config, validate_config
 from gold_textgen.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.gold_training import train_gold
 from gold_textgen.io_utils import write_jsonl
 from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
 from gold_textgen.seq2seq_data import length_sorted_batches
+from gold_textgen.token_nll import write_token_nll
 from gold_textgen.tokenization import train_tokenizer, training_texts
 from gold_textgen.training import TrainingJob, train_mle
 
@@ -66,6 +69,59 @@ def test_rerun_resumes_from_the_last_checkpoint(tiny_data, tmp_path):
     again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))
     assert again["resumed_from"] == "checkpoint-4"  # nothing left to do: the same model comes back
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
+
+
+class CrashAfterCheckpoint(TrainerCallback):
+    """Stands in for a job killed right after a checkpoint was written."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise RuntimeError(f"killed after checkpoint-{self.step}")
+
+
+@pytest.mark.parametrize("objective", ["mle", "gold_s"])
+def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, objective):
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    task = tiny_task(TINY_MODEL)
+    task["mle"].update(max_steps=8)
+    task["gold"].update(max_steps=8, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=3)
+    task["objectives"] = {"gold_s": {"reward": "s", "floor": 0.1, "baseline": 0.0, "min_weight": 0.1}}
+    mle = TrainingJob(
+        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
+    )
+    train_mle(mle)
+
+    def run(name: str, callbacks=()) -> Path:
+        job = TrainingJob(
+            **{**mle.__dict__, "objective": objective, "output_dir": tmp_path / name, "checkpoint_dir": tmp_path / f"ckpt-{name}"}
+        )
+        job.callbacks = callbacks
+        if objective == "mle":
+            train_mle(job)
+        else:
+            rewards = tmp_path / "rewards.parquet"
+            if not rewards.exists():
+                write_token_nll(tmp_path / "mle", data_dir / "train.jsonl", rewards, task)
+            train_gold(job, tmp_path / "mle", rewards)
+        return tmp_path / name
+
+    straight = run("straight")
+    with pytest.raises(RuntimeError, match="killed after checkpoint-4"):
+        run("interrupted", callbacks=(CrashAfterCheckpoint(4),))
+    assert not (tmp_path / "interrupted").exists()  # no half-written model directory
+    resumed = run("interrupted")
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-4"
+    assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
+
+    def dev_bleu(path: Path) -> list[float]:
+        return [entry["eval_bleu"] for entry in json.loads((path / "log_history.json").read_text()) if "eval_bleu" in entry]
+
+    assert dev_bleu(resumed) == dev_bleu(straight)
 
 
 def test_checkpoints_of_other_settings_are_discarded(tmp_path):

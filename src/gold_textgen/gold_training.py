@@ -61,7 +61,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync],
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync, *job.callbacks],
         gold=gold,
         lagged_model=lagged,
         reward_model=reward_model,

@@ -49,6 +49,7 @@ class TrainingJob:
     output_dir: Path
     checkpoint_dir: Path
     repo_dir: Path
+    callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
 
 
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
@@ -166,6 +167,6 @@ def train_mle(job: TrainingJob) -> dict:
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"])],
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), *job.callbacks],
     )
     return run_and_save(trainer, job, settings, resume_from)
