@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from .io_utils import read_jsonl, write_jsonl
+from .models import load_pretrained_model
 from .runtime import pick_device
 from .seq2seq_data import length_sorted_batches
 from .tokenization import load_tokenizer
@@ -75,8 +76,6 @@ def decode_split(
     model_dir: Path, data_path: Path, output_path: Path, task: dict, decoder_name: str, decoder: dict, sample_seed: int = 0
 ) -> int:
     """Decode one split with one decoder and write `{id, source, reference, hypothesis}` lines."""
-    from .models import load_pretrained_model
-
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
     records = read_jsonl(data_path)

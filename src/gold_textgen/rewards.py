@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import datasets
 import numpy as np
 import pandas as pd
+import torch
 
 from .gold_trainer import REWARD_FIELD
 
@@ -39,8 +40,6 @@ class RewardPaddingCollator:
         self.base = base
 
     def __call__(self, features: list[dict]) -> dict:
-        import torch
-
         rewards = [feature.pop(REWARD_FIELD) for feature in features] if REWARD_FIELD in features[0] else None
         batch = self.base(features)
         if rewards is not None:

@@ -19,7 +19,11 @@ from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
 from .io_utils import atomic_open, read_jsonl
+from .metrics import perplexity
+from .models import load_pretrained_model
+from .runtime import pick_device
 from .seq2seq_data import length_sorted_batches, tokenize_records
+from .tokenization import load_tokenizer
 
 log = logging.getLogger(__name__)
 COLUMNS = ("example", "position", "token_id", "nll", "correct")
@@ -66,10 +70,6 @@ def token_nll_table(
 
 
 def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict) -> pd.DataFrame:
-    from .models import load_pretrained_model
-    from .runtime import pick_device
-    from .tokenization import load_tokenizer
-
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
     table = token_nll_table(
@@ -83,8 +83,6 @@ def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: d
 
 def nll_summary(table: pd.DataFrame) -> dict[str, float]:
     """Token-level mean NLL, perplexity and teacher-forced next-token accuracy."""
-    from .metrics import perplexity
-
     total, count = float(table["nll"].astype(np.float64).sum()), len(table)
     return {
         "nll_per_token": total / count,
