@@ -104,7 +104,7 @@ class GoldTrainer(Seq2SeqTrainer):
             raise ValueError("online rewards need the frozen MLE reward model")
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
-        self._gold_log = {"nll_sum": 0.0, "weight_sum": 0.0, "return_sum": 0.0, "tokens": 0}
+        self._gold_log = dict.fromkeys(("nll_sum", "weight_sum", "return_sum", "tokens"), 0.0)
 
     def _move_helpers(self, device: torch.device) -> None:
         for helper in (self.lagged_model, self.reward_model):
@@ -146,19 +146,21 @@ class GoldTrainer(Seq2SeqTrainer):
         return (loss, outputs) if return_outputs else loss
 
     def _track(self, parts, weights, returns, mask) -> None:
+        # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
         stats = self._gold_log
-        stats["nll_sum"] += float(parts.nll_sum)
-        stats["weight_sum"] += float(weights[mask].sum())
-        stats["return_sum"] += float(returns[mask].sum())
-        stats["tokens"] += int(parts.num_tokens)
+        stats["nll_sum"] = stats["nll_sum"] + parts.nll_sum
+        stats["weight_sum"] = stats["weight_sum"] + weights[mask].sum()
+        stats["return_sum"] = stats["return_sum"] + returns[mask].sum()
+        stats["tokens"] = stats["tokens"] + parts.num_tokens
 
     def log(self, logs: dict, *args, **kwargs) -> None:
         stats = self._gold_log
-        if stats["tokens"] and "loss" in logs:
-            logs["nll"] = stats["nll_sum"] / stats["tokens"]
-            logs["mean_weight"] = stats["weight_sum"] / stats["tokens"]
-            logs["mean_return"] = stats["return_sum"] / stats["tokens"]
-            self._gold_log = dict.fromkeys(stats, 0.0) | {"tokens": 0}
+        tokens = float(stats["tokens"])
+        if tokens and "loss" in logs:
+            logs["nll"] = float(stats["nll_sum"]) / tokens
+            logs["mean_weight"] = float(stats["weight_sum"]) / tokens
+            logs["mean_return"] = float(stats["return_sum"]) / tokens
+            self._gold_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)
 
 
