@@ -5,7 +5,8 @@
 #   snakemake --configfile configs/<name>.yaml  another experiment
 #
 # Stages: data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per objective and seed
-#         -> decoding -> token NLL + scores -> tables.
+#         -> decoding (per decoder and sampling run) -> token NLL + scores -> tables (1, 2), figures, analyses.
+#   snakemake --report report.html              one self-contained report of every table and figure
 
 
 from pathlib import Path
@@ -24,10 +25,10 @@ include: "rules/data.smk"
 include: "rules/train.smk"
 include: "rules/decode.smk"
 include: "rules/evaluate.smk"
+include: "rules/analyze.smk"
 include: "rules/report.smk"
 
 
 rule all:
     input:
-        rules.main_table.output,
-        rules.table1.output,
+        final_outputs,

@@ -17,8 +17,8 @@ except gold_config.ConfigError as error:
     raise WorkflowError(f"invalid configuration: {error}")
 
 EXPERIMENT = config["experiment"]
+ANALYSIS = gold_config.analysis_settings(config)
 SPLITS = ["train", "valid", "test"]
-REPO_DIR = workflow.basedir
 
 
 wildcard_constraints:
@@ -27,6 +27,7 @@ wildcard_constraints:
     seed=r"\d+",
     split="train|valid|test",
     decoder="[A-Za-z0-9_-]+",
+    sample=r"\d+",
 
 
 # Param functions return key-sorted settings (gold_config.canonical): Snakemake reruns a job when the
@@ -60,7 +61,9 @@ def teacher_forcing_settings(wildcards):
 
 
 def decoder_settings(wildcards):
-    return gold_config.canonical(config["decoders"][wildcards.decoder])
+    """The decoder's search settings; its number of runs is not one (adding runs leaves the others alone)."""
+    decoder = {k: v for k, v in config["decoders"][wildcards.decoder].items() if k != "samples"}
+    return gold_config.canonical(decoder)
 
 
 def local_source_files(wildcards):
@@ -84,16 +87,82 @@ def reward_cache_input(wildcards):
     return []
 
 
+def score_files(split, decoders, objectives=None, seeds=None):
+    """Score files of every task x objective x seed x decoder x sampling run (one run per deterministic decoder)."""
+    return [
+        f"results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json"
+        for task in EXPERIMENT["tasks"]
+        for objective in objectives or EXPERIMENT["objectives"]
+        for seed in seeds or EXPERIMENT["seeds"]
+        for decoder in decoders
+        for sample in gold_config.sample_ids(config["decoders"][decoder])
+    ]
+
+
 def main_table_scores(wildcards):
-    return expand(
-        "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}.json",
-        task=EXPERIMENT["tasks"],
-        objective=EXPERIMENT["objectives"],
-        seed=EXPERIMENT["seeds"],
-        split=EXPERIMENT["eval_split"],
-        decoder=EXPERIMENT["decoders"],
-    )
+    return score_files(EXPERIMENT["eval_split"], EXPERIMENT["decoders"])
+
+
+def sweep_scores(wildcards):
+    return score_files(EXPERIMENT["sweep_split"], EXPERIMENT["sweep_decoders"])
+
+
+def analysis_generations(wildcards):
+    """The analysed decoder's outputs on the analysis split, one file per objective (analysis seed)."""
+    return {
+        objective: f"results/generations/{wildcards.task}/{objective}/seed{ANALYSIS['seed']}/{ANALYSIS['split']}/"
+        f"{ANALYSIS['decoder']}/sample{gold_config.sample_ids(config['decoders'][ANALYSIS['decoder']])[0]}.jsonl"
+        for objective in EXPERIMENT["objectives"]
+    }
+
+
+def analysis_token_nll(wildcards):
+    """Teacher-forced token NLL on the analysis split, one file per objective (analysis seed)."""
+    return {
+        objective: f"results/token_nll/{wildcards.task}/{objective}/seed{ANALYSIS['seed']}/{ANALYSIS['split']}.parquet"
+        for objective in EXPERIMENT["objectives"]
+    }
+
+
+def diversity_generations(wildcards):
+    """The analysed decoder's outputs for every objective and seed."""
+    return [
+        f"results/generations/{wildcards.task}/{objective}/seed{seed}/{ANALYSIS['split']}/{ANALYSIS['decoder']}/sample{sample}.jsonl"
+        for objective in EXPERIMENT["objectives"]
+        for seed in EXPERIMENT["seeds"]
+        for sample in gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])
+    ]
+
+
+def pairwise_generations(wildcards):
+    """MLE's and the compared GOLD objective's outputs, for the examples and the human-evaluation sheet."""
+    generations = analysis_generations(wildcards)
+    if "mle" not in generations or ANALYSIS["gold_objective"] is None:
+        raise WorkflowError(
+            "the examples and the human-evaluation sheet need `mle` and a GOLD objective in experiment.objectives"
+        )
+    return {"mle": generations["mle"], "gold": generations[ANALYSIS["gold_objective"]]}
+
+
+def per_task(pattern):
+    """One output per task of the experiment, e.g. per_task("results/figures/{task}/nll_histogram.png")."""
+    return expand(pattern, task=EXPERIMENT["tasks"])
 
 
 def task_metrics(wildcards):
     return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}
+
+
+def final_outputs(wildcards):
+    """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports."""
+    outputs = ["results/tables/main.csv", "results/tables/table1_main.csv"]
+    if EXPERIMENT["sweep_decoders"]:
+        outputs.append("results/tables/table2_decoding.csv")
+    outputs += per_task("results/figures/{task}/nll_histogram.png")
+    outputs += per_task("results/figures/{task}/nll_by_time_step.png")
+    outputs += per_task("results/figures/{task}/exposure_bias.png")
+    outputs += per_task("results/tables/{task}/diversity.csv")
+    if "mle" in EXPERIMENT["objectives"] and ANALYSIS["gold_objective"] is not None:
+        outputs += per_task("results/tables/{task}/examples.md")
+        outputs += per_task("results/human_eval/{task}/sheet.csv")
+    return outputs

@@ -19,14 +19,14 @@ rule token_nll:
         "../workflow_scripts/token_nll.py"
 
 
-# snakemake --cores 1 results/scores/demo/mle/seed1/test/greedy.json
+# snakemake --cores 1 results/scores/demo/mle/seed1/test/greedy/sample0.json
 rule score:
     input:
-        generations="results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}.jsonl",
+        generations="results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl",
         nll="results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
     output:
-        "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}.json",
+        "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json",
     log:
-        "logs/score/{task}/{objective}/seed{seed}/{split}/{decoder}.log",
+        "logs/score/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.log",
     script:
         "../workflow_scripts/score.py"

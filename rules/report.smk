@@ -35,3 +35,23 @@ rule table1:
         task_metrics=task_metrics,
     script:
         "../workflow_scripts/table1.py"
+
+
+# snakemake --cores all results/tables/table2_decoding.csv
+rule table2:
+    input:
+        sweep_scores,
+    output:
+        csv=report(
+            "results/tables/table2_decoding.csv",
+            caption="../report/table2_decoding.rst",
+            category="Tables",
+        ),
+        markdown="results/tables/table2_decoding.md",
+    log:
+        "logs/table2/table2.log",
+    params:
+        task_metrics=task_metrics,
+        decoders=EXPERIMENT["sweep_decoders"],
+    script:
+        "../workflow_scripts/table2.py"

@@ -18,7 +18,6 @@ rule train_mle:
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/mle/seed{seed}",
-        repo_dir=REPO_DIR,
     script:
         "../workflow_scripts/train_mle.py"
 
@@ -60,6 +59,5 @@ rule train_gold:
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/{objective}/seed{seed}",
-        repo_dir=REPO_DIR,
     script:
         "../workflow_scripts/train_gold.py"

@@ -3,7 +3,7 @@ import json
 import pandas as pd
 import pytest
 
-from gold_textgen.tables import load_scores, seed_table, to_markdown, write_table
+from gold_textgen.tables import load_scores, seed_table, table2, table2_markdown, to_markdown, write_table
 
 
 def score(seed, bleu, objective="mle"):
@@ -51,3 +51,39 @@ def test_missing_metric_is_an_error(tmp_path):
     path.write_text(json.dumps({"task": "demo", "objective": "mle", "split": "test", "decoder": "greedy", "seed": 1}))
     with pytest.raises(ValueError, match="score files lack bleu"):
         load_scores([path])
+
+
+def sweep_scores():
+    rows = []
+    for seed, greedy, samples in ((1, 40.0, (30.0, 32.0)), (2, 42.0, (34.0, 36.0))):
+        rows.append({**score(seed, greedy), "decoder": "greedy", "sample": 0})
+        rows += [{**score(seed, b), "decoder": "topk20", "sample": n} for n, b in enumerate(samples, start=1)]
+        rows.append({**score(seed, greedy - 1, "gold_s"), "decoder": "greedy", "sample": 0})
+        rows += [{**score(seed, greedy - 2, "gold_s"), "decoder": "topk20", "sample": n} for n in (1, 2)]
+    return pd.DataFrame(rows)
+
+
+def test_table2_averages_runs_then_seeds_and_reports_the_drop():
+    table = table2(sweep_scores(), {"demo": "bleu"}, ["greedy", "topk20"])
+    assert table[["decoder", "objective"]].values.tolist() == [
+        ["greedy", "mle"],
+        ["greedy", "gold_s"],
+        ["topk20", "mle"],
+        ["topk20", "gold_s"],
+    ]
+    topk = table[(table["decoder"] == "topk20") & (table["objective"] == "mle")].iloc[0]
+    assert topk["mean"] == pytest.approx(33.0)  # seed means 31 and 35
+    assert topk["seed_std"] == pytest.approx(pd.Series([31.0, 35.0]).std())
+    assert topk["run_std"] == pytest.approx(pd.Series([30.0, 32.0]).std())  # the same spread in both seeds
+    assert topk["drop_from_greedy"] == pytest.approx(41.0 - 33.0)
+    assert topk["n_seeds"] == 2 and topk["n_samples"] == 2
+    gold = table[(table["decoder"] == "topk20") & (table["objective"] == "gold_s")].iloc[0]
+    assert gold["drop_from_greedy"] == pytest.approx(1.0) and gold["run_std"] == 0.0
+    text = table2_markdown(table)
+    assert "| topk20 | 33.00 ± 2.83 | 39.00 ± 1.41 |" in text and "| topk20 | 8.00 | 1.00 |" in text
+
+
+def test_main_table_averages_sampling_runs_per_seed():
+    scores = sweep_scores()
+    table = seed_table(scores[(scores["decoder"] == "topk20") & (scores["objective"] == "mle")])
+    assert table["bleu"].tolist() == pytest.approx([31.0, 35.0, 33.0])

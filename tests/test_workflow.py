@@ -12,20 +12,30 @@ import yaml
 from conftest import REPO, run_snakemake
 
 pytestmark = pytest.mark.workflow
-# The default experiment: one task, MLE and three GOLD objectives, two seeds, greedy decoding.
+# The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); greedy decoding of
+# the test split, and the Table 2 sweep of the dev split: greedy, beam 3, beam 5, and 3 runs each of
+# top-k 5 and top-k 20 = 9 decoding runs per model.
 EXPECTED_JOBS = {
     "prepare_dataset": 1,
     "train_tokenizer": 1,
     "train_mle": 2,
     "cache_rewards": 2,
     "train_gold": 6,
-    "decode": 8,
-    "token_nll": 8,
-    "score": 8,
+    "decode": 8 * (1 + 9),
+    "token_nll": 8 * 2,
+    "score": 8 * (1 + 9),
     "main_table": 1,
     "table1": 1,
+    "table2": 1,
+    "nll_histogram": 1,
+    "nll_by_time_step": 1,
+    "exposure_bias": 1,
+    "diversity": 1,
+    "examples": 1,
+    "human_eval_sheet": 1,
     "all": 1,
 }
+TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "train_gold"}
 
 
 def job_counts(dry_run_output: str) -> dict[str, int]:
@@ -45,7 +55,8 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     smoke_config.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
     assert counts["train_mle"] == counts["cache_rewards"] == 3
-    assert counts["train_gold"] == 9 and counts["decode"] == counts["score"] == 12
+    # 12 models, each decoded on test (greedy) and in the sweep: greedy, beam3, beam5, topk5 x 2 (smoke), topk20 x 3
+    assert counts["train_gold"] == 9 and counts["decode"] == counts["score"] == 12 * (1 + 8)
     assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
 
 
@@ -87,20 +98,35 @@ EXPECTED_FILES = [
     "results/models/demo/gold_p/seed1/model.safetensors",
     "results/models/demo/gold_s/seed1/model.safetensors",
     "results/models/demo/gold_s/seed1/provenance.json",
-    "results/scores/demo/gold_s/seed1/test/greedy.json",
+    "results/scores/demo/gold_s/seed1/test/greedy/sample0.json",
     "results/tables/table1_main.csv",
     "results/tables/table1_main.md",
     "logs/train_gold/demo/gold_s/seed1.log",
     "benchmarks/train_gold/demo/gold_s/seed1.tsv",
-    "results/generations/demo/mle/seed1/test/greedy.jsonl",
+    "results/generations/demo/mle/seed1/test/greedy/sample0.jsonl",
     "results/token_nll/demo/mle/seed1/test.parquet",
-    "results/scores/demo/mle/seed1/test/greedy.json",
+    "results/scores/demo/mle/seed1/test/greedy/sample0.json",
     "results/tables/main.csv",
     "results/tables/main.md",
     "logs/train_mle/demo/seed1.log",
-    "logs/decode/demo/mle/seed1/test/greedy.log",
+    "logs/decode/demo/mle/seed1/test/greedy/sample0.log",
     "benchmarks/train_mle/demo/seed1.tsv",
-    "benchmarks/decode/demo/mle/seed1/test/greedy.tsv",
+    "benchmarks/decode/demo/mle/seed1/test/greedy/sample0.tsv",
+    "results/generations/demo/gold_s/seed1/valid/topk5/sample2.jsonl",
+    "results/scores/demo/mle/seed1/valid/beam3/sample0.json",
+    "results/tables/table2_decoding.csv",
+    "results/tables/table2_decoding.md",
+    "results/figures/demo/nll_histogram.png",
+    "results/figures/demo/nll_by_time_step.png",
+    "results/figures/demo/exposure_bias.png",
+    "results/analysis/demo/nll_summary.csv",
+    "results/analysis/demo/nll_by_time_step.csv",
+    "results/analysis/demo/exposure_bias.csv",
+    "results/tables/demo/diversity.csv",
+    "results/tables/demo/examples.csv",
+    "results/tables/demo/examples.md",
+    "results/human_eval/demo/sheet.csv",
+    "results/human_eval/demo/key.csv",
 ]
 
 
@@ -132,7 +158,7 @@ def test_model_directory_records_config_and_revision(tiny_run):
 
 def test_generations_align_with_the_test_split(tiny_run):
     generations = [
-        json.loads(line) for line in (tiny_run / "results/generations/demo/mle/seed1/test/greedy.jsonl").read_text().splitlines()
+        json.loads(line) for line in (tiny_run / "results/generations/demo/mle/seed1/test/greedy/sample0.jsonl").read_text().splitlines()
     ]
     test = [json.loads(line) for line in (tiny_run / "results/data/demo/test.jsonl").read_text().splitlines()]
     assert [g["id"] for g in generations] == [t["id"] for t in test]
@@ -151,7 +177,7 @@ def test_token_nll_covers_every_reference_token(tiny_run):
 
 
 def test_scores_are_consistent(tiny_run):
-    scores = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy.json").read_text())
+    scores = json.loads((tiny_run / "results/scores/demo/mle/seed1/test/greedy/sample0.json").read_text())
     assert 0.0 <= scores["bleu"] <= 100.0 and scores["bleu_signature"].startswith("nrefs:1")
     table = pd.read_parquet(tiny_run / "results/token_nll/demo/mle/seed1/test.parquet")
     assert scores["perplexity"] == pytest.approx(float(__import__("numpy").exp(table["nll"].astype(float).mean())), rel=1e-6)
@@ -161,7 +187,7 @@ def test_scores_are_consistent(tiny_run):
 def test_main_table_is_built_from_the_scores(tiny_run):
     table = pd.read_csv(tiny_run / "results/tables/main.csv", dtype={"seed": str})
     for objective in ("mle", "gold_delta", "gold_p", "gold_s"):
-        scores = json.loads((tiny_run / f"results/scores/demo/{objective}/seed1/test/greedy.json").read_text())
+        scores = json.loads((tiny_run / f"results/scores/demo/{objective}/seed1/test/greedy/sample0.json").read_text())
         rows = table[table["objective"] == objective]
         assert list(rows["seed"]) == ["1", "mean"]
         assert rows.iloc[0]["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
@@ -208,10 +234,10 @@ def test_partial_target_builds_only_its_ancestors(tmp_path):
 @pytest.mark.parametrize("objective", ["mle", "gold_s"])
 def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path, objective):
     """A second, independent run of the same config and seed on CPU gives the very same numbers."""
-    target = f"results/scores/demo/{objective}/seed1/test/greedy.json"
+    target = f"results/scores/demo/{objective}/seed1/test/greedy/sample0.json"
     run_snakemake(tmp_path, target, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     assert json.loads((tiny_run / target).read_text()) == json.loads((tmp_path / target).read_text())
-    generations = f"results/generations/demo/{objective}/seed1/test/greedy.jsonl"
+    generations = f"results/generations/demo/{objective}/seed1/test/greedy/sample0.jsonl"
     assert (tiny_run / generations).read_text() == (tmp_path / generations).read_text()
 
 
@@ -223,5 +249,64 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
-    assert not {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "train_gold"} & set(counts)
-    assert counts["decode"] == 4 and counts["score"] == 4 and counts["main_table"] == 1  # one per objective
+    assert not (TRAINING_RULES | {"token_nll"}) & set(counts)
+    # every decoding run of every model: test greedy, then greedy, beam3 and topk5 x 2 on the dev split
+    assert counts["decode"] == counts["score"] == 4 * 5
+    downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "all"}
+    assert set(counts) == {"decode", "score"} | downstream
+    assert all(counts[rule] == 1 for rule in downstream)
+
+
+def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["decoders"] = {**config["decoders"], "beam3": {"num_beams": 4}}
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    assert counts == {"decode": 4, "score": 4, "table2": 1, "all": 1}  # the analyses read greedy outputs
+
+
+def test_one_figure_is_a_partial_target(tmp_path):
+    counts = job_counts(run_snakemake(tmp_path, "results/figures/demo/nll_histogram.png", "-n", "--quiet", "rules").stdout)
+    assert counts["nll_histogram"] == 1 and counts["token_nll"] == 4  # MLE and 3 GOLD models of seed 1, test split
+    assert not {"decode", "score", "main_table", "table2"} & set(counts)
+
+
+def test_table2_is_built_from_the_sweep_scores(tiny_run):
+    table = pd.read_csv(tiny_run / "results/tables/table2_decoding.csv")
+    assert list(dict.fromkeys(table["decoder"])) == ["greedy", "beam3", "topk5"]
+    row = table[(table["decoder"] == "topk5") & (table["objective"] == "gold_p")].iloc[0]
+    runs = [json.loads((tiny_run / f"results/scores/demo/gold_p/seed1/valid/topk5/sample{n}.json").read_text())["bleu"] for n in (1, 2)]
+    assert row["mean"] == pytest.approx(sum(runs) / 2, abs=1e-4) and row["n_samples"] == 2
+    greedy = json.loads((tiny_run / "results/scores/demo/gold_p/seed1/valid/greedy/sample0.json").read_text())["bleu"]
+    assert row["drop_from_greedy"] == pytest.approx(greedy - sum(runs) / 2, abs=1e-3)
+
+
+def test_sampling_runs_differ_and_reproduce(tiny_run, tmp_path):
+    first, second = (tiny_run / f"results/generations/demo/mle/seed1/valid/topk5/sample{n}.jsonl" for n in (1, 2))
+    assert first.read_text() != second.read_text()
+    target = "results/generations/demo/mle/seed1/valid/topk5/sample2.jsonl"
+    shutil.copytree(tiny_run / "results", tmp_path / "results", symlinks=True)
+    (tmp_path / target).unlink()
+    run_snakemake(tmp_path, target, "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert (tmp_path / target).read_text() == second.read_text()
+
+
+def test_analyses_read_the_analysis_models(tiny_run):
+    summary = pd.read_csv(tiny_run / "results/analysis/demo/nll_summary.csv")
+    assert summary["objective"].tolist() == ["mle", "gold_delta", "gold_p", "gold_s"]
+    nll = pd.read_parquet(tiny_run / "results/token_nll/demo/gold_s/seed1/test.parquet")
+    assert summary.iloc[3]["tokens"] == len(nll)
+    diversity = pd.read_csv(tiny_run / "results/tables/demo/diversity.csv")
+    assert diversity["system"].tolist()[0] == "reference" and len(diversity) == 5
+    key = pd.read_csv(tiny_run / "results/human_eval/demo/key.csv")
+    assert len(key) == 10 and set(key["system_a"]) | set(key["system_b"]) == {"MLE", "GOLD-s"}
+
+
+def test_report_builds_into_one_self_contained_file(tiny_run):
+    report = tiny_run / "report.html"
+    run_snakemake(tiny_run, "--report", str(report), "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    text = report.read_text()
+    assert len(text) > 100_000  # figures and tables are embedded, not linked
+    for name in ("table2_decoding.csv", "nll_histogram.png", "exposure_bias.png", "nll_by_time_step.png", "diversity.csv", "examples.md"):
+        assert name in text

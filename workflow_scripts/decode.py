@@ -14,4 +14,5 @@ with log_to_file(snakemake.log[0]):
         task=snakemake.params.task,
         decoder_name=snakemake.wildcards.decoder,
         decoder=snakemake.params.decoder,
+        sample_seed=int(snakemake.wildcards.sample),
     )

@@ -8,4 +8,5 @@ from gold_textgen.scoring import write_scores
 with log_to_file(snakemake.log[0]):
     labels = {key: snakemake.wildcards[key] for key in ("task", "objective", "split", "decoder")}
     labels["seed"] = int(snakemake.wildcards.seed)
+    labels["sample"] = int(snakemake.wildcards.sample)
     write_scores(Path(snakemake.input.generations), Path(snakemake.input.nll), Path(snakemake.output[0]), labels)

@@ -18,7 +18,7 @@ with log_to_file(snakemake.log[0]):
             tokenizer_path=None,
             output_dir=Path(snakemake.output[0]),
             checkpoint_dir=Path(snakemake.params.checkpoint_dir),
-            repo_dir=Path(snakemake.params.repo_dir),
+            repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
         ),
         mle_dir=Path(snakemake.input.mle),
         rewards_path=Path(snakemake.input.rewards) if snakemake.input.rewards else None,

@@ -17,6 +17,6 @@ with log_to_file(snakemake.log[0]):
             tokenizer_path=Path(snakemake.input.tokenizer) if snakemake.input.tokenizer else None,
             output_dir=Path(snakemake.output[0]),
             checkpoint_dir=Path(snakemake.params.checkpoint_dir),
-            repo_dir=Path(snakemake.params.repo_dir),
+            repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
         )
     )

@@ -101,12 +101,21 @@ def _check_references(config: dict) -> None:
                 f"config key experiment.tasks[{index}]: task '{task}' is not defined under tasks "
                 f"(defined: {', '.join(sorted(config['tasks']))})"
             )
-    for index, decoder in enumerate(experiment["decoders"]):
-        if decoder not in config["decoders"]:
-            raise ConfigError(
-                f"config key experiment.decoders[{index}]: decoder '{decoder}' is not defined under decoders "
-                f"(defined: {', '.join(sorted(config['decoders']))})"
-            )
+    for key in ("decoders", "sweep_decoders"):
+        for index, decoder in enumerate(experiment[key]):
+            _check_decoder_name(config, f"experiment.{key}[{index}]", decoder)
+    _check_decoder_name(config, "analysis.decoder", config["analysis"]["decoder"])
+    for name, decoder in config["decoders"].items():
+        sampling_keys = sorted(k for k in ("top_k", "top_p", "temperature") if k in decoder)
+        if not decoder["do_sample"] and (sampling_keys or decoder["samples"] > 1):
+            offending = sampling_keys[0] if sampling_keys else "samples"
+            raise ConfigError(f"config key decoders.{name}.{offending}: applies to sampling only; set do_sample: true")
+    seed = config["analysis"]["seed"]
+    if seed is not None and seed not in experiment["seeds"]:
+        raise ConfigError(f"config key analysis.seed: {seed} is not one of experiment.seeds {experiment['seeds']}")
+    gold_objective = config["analysis"]["gold_objective"]
+    if gold_objective is not None and gold_objective not in experiment["objectives"]:
+        raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not one of experiment.objectives")
     for name in experiment["tasks"]:
         for index, objective in enumerate(experiment["objectives"]):
             if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
@@ -122,6 +131,31 @@ def _check_references(config: dict) -> None:
             raise ConfigError(f"config key tasks.{name}.source.synonym_probs: must sum to 1")
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+
+
+def _check_decoder_name(config: dict, key: str, decoder: str) -> None:
+    if decoder not in config["decoders"]:
+        raise ConfigError(
+            f"config key {key}: decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})"
+        )
+
+
+def sample_ids(decoder: dict) -> list[int]:
+    """The runs of one decoder: sample seeds 1..samples for a sampling decoder, the single run 0 otherwise."""
+    return list(range(1, decoder["samples"] + 1)) if decoder["do_sample"] else [0]
+
+
+def analysis_settings(config: dict) -> dict:
+    """The `analysis` section with its defaults resolved: the seed (first training seed) and the GOLD
+    objective compared with MLE (the last GOLD objective of the experiment, or None if it has none)."""
+    analysis = dict(config["analysis"])
+    experiment = config["experiment"]
+    if analysis["seed"] is None:
+        analysis["seed"] = experiment["seeds"][0]
+    if analysis["gold_objective"] is None:
+        gold = [o for o in experiment["objectives"] if o != "mle"]
+        analysis["gold_objective"] = gold[-1] if gold else None
+    return analysis
 
 
 def task_config(config: dict, task: str) -> dict:

@@ -56,14 +56,19 @@ def generate_texts(
     batch_size: int,
     max_source_length: int,
     sample_seed: int = 0,
+    group_by_length: bool = True,
 ) -> list[str]:
-    """Decode every source; outputs come back in input order whatever the batching."""
+    """Decode every source; outputs come back in input order whatever the batching. Batches group inputs
+    of similar length (less padding) unless `group_by_length` is off (input order, for comparison)."""
     device = next(model.parameters()).device
     model.eval()
     torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
     encoded = tokenizer(list(sources), max_length=max_source_length, truncation=True)["input_ids"]
     outputs: list[str | None] = [None] * len(sources)
-    batches = list(length_sorted_batches([len(ids) for ids in encoded], batch_size))
+    if group_by_length:
+        batches = list(length_sorted_batches([len(ids) for ids in encoded], batch_size))
+    else:
+        batches = [list(range(start, min(start + batch_size, len(encoded)))) for start in range(0, len(encoded), batch_size)]
     for batch in tqdm(batches, desc="decoding", unit="batch", mininterval=5.0):
         inputs = tokenizer.pad({"input_ids": [encoded[i] for i in batch]}, return_tensors="pt").to(device)
         generated = model.generate(**inputs, generation_config=config)

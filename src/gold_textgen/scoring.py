@@ -1,5 +1,5 @@
 """Scores of one generation file: corpus BLEU, ROUGE and, from the teacher-forced NLL of the same model
-and split, perplexity."""
+and split, perplexity. Light on imports (no torch): one score job runs per generation file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ import pandas as pd
 
 from . import metrics
 from .io_utils import read_jsonl, write_json
-from .token_nll import nll_summary
+
+
+def nll_summary(table: pd.DataFrame) -> dict[str, float]:
+    """Token-level mean NLL, perplexity and teacher-forced next-token accuracy."""
+    total, count = float(table["nll"].astype("float64").sum()), len(table)
+    return {
+        "nll_per_token": total / count,
+        "perplexity": metrics.perplexity(total, count),
+        "token_accuracy": float(table["correct"].mean()) * 100.0,
+        "num_tokens": count,
+    }
 
 
 def score_generations(generations: list[dict], nll_table: pd.DataFrame) -> dict:

@@ -1,4 +1,8 @@
-"""Tables built from score files alone: one row per run, then mean and standard deviation over seeds."""
+"""Tables built from score files alone: one row per run, then mean and standard deviation over seeds.
+
+A sampling decoder runs several times per model (sample seeds); its runs are first averaged per training
+seed, so "mean ± std" is always over training seeds, and the run-to-run spread is reported beside it.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """One row per score file (per model and decoding run)."""
     rows = [read_json(path) for path in paths]
     if not rows:
         raise ValueError("no score files given")
@@ -22,13 +27,27 @@ def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
     missing = [c for c in (*KEYS, "seed", *METRICS) if c not in frame.columns]
     if missing:
         raise ValueError(f"score files lack {', '.join(missing)}")
+    if "sample" not in frame.columns:
+        frame["sample"] = 0
     return frame
+
+
+def average_sample_runs(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """One row per model and decoder: the mean over its sampling runs, `n_samples`, and `<metric>_run_std`
+    (the sample standard deviation over runs; empty for a single run)."""
+    grouped = scores.groupby([*KEYS, "seed"], sort=False)[list(metrics)]
+    means = grouped.mean()
+    stds = grouped.std(ddof=1).add_suffix("_run_std")
+    frame = pd.concat([means, stds], axis=1)
+    frame["n_samples"] = grouped.size()
+    return frame.reset_index()
 
 
 def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
     """Per-seed rows (`seed` = the seed, `n_seeds` = 1), then per group a row with `seed` = `mean` holding
     the mean over seeds and `<metric>_std` the sample standard deviation (empty for a single seed)."""
     keys = list(KEYS)
+    scores = average_sample_runs(scores, metrics)
     per_seed = scores[[*keys, "seed", *metrics]].copy()
     per_seed["seed"] = per_seed["seed"].astype(str)
     per_seed["n_seeds"] = 1
@@ -40,7 +59,7 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     summary["n_seeds"] = grouped.size().to_numpy()
     table = pd.concat([per_seed, summary], ignore_index=True)
     # MLE first, then the GOLD objectives in the paper's order; per group the seeds, then the mean row.
-    table["_objective"] = table["objective"].map(lambda o: OBJECTIVE_ORDER.get(o, len(OBJECTIVE_ORDER)))
+    table["_objective"] = table["objective"].map(_objective_rank)
     table["_summary"] = table["seed"].eq("mean")
     table["_seed_num"] = pd.to_numeric(table["seed"], errors="coerce")
     sort_keys = ["task", "_objective", "objective", "split", "decoder", "_summary", "_seed_num"]
@@ -87,3 +106,78 @@ def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataF
         unused = [c for c in columns if c != "perplexity" and c not in TASK_METRIC_COLUMNS[metric]]
         table.loc[table["task"] == task, unused + [f"{c}_std" for c in unused]] = float("nan")
     return table, columns
+
+
+def _objective_rank(objective: str) -> int:
+    return OBJECTIVE_ORDER.get(objective, len(OBJECTIVE_ORDER))
+
+
+def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequence[str]) -> pd.DataFrame:
+    """The decoding sweep (the paper's Table 2): per task, decoder and objective, the task metric averaged
+    over sampling runs and then over seeds; `seed_std` is the spread over seeds, `run_std` the mean
+    run-to-run spread of a sampling decoder, and `drop_from_greedy` how far the decoder falls below greedy
+    decoding of the same models (empty when greedy is not in the sweep)."""
+    rows = []
+    for task, metric in task_metrics.items():
+        runs = average_sample_runs(scores[scores["task"] == task], [metric])
+        for (decoder, objective), group in runs.groupby(["decoder", "objective"], sort=False):
+            rows.append(
+                {
+                    "task": task,
+                    "decoder": decoder,
+                    "objective": objective,
+                    "metric": metric,
+                    "mean": group[metric].mean(),
+                    "seed_std": group[metric].std(ddof=1),
+                    "run_std": group[f"{metric}_run_std"].mean(),
+                    "n_seeds": len(group),
+                    "n_samples": int(group["n_samples"].max()),
+                }
+            )
+    table = pd.DataFrame(rows)
+    greedy = table[table["decoder"] == "greedy"].set_index(["task", "objective"])["mean"]
+    table["drop_from_greedy"] = [
+        greedy.get((t, o), float("nan")) - m for t, o, m in table[["task", "objective", "mean"]].itertuples(index=False)
+    ]
+    order = {name: i for i, name in enumerate(decoders)}
+    table["_decoder"] = table["decoder"].map(order)
+    table["_objective"] = table["objective"].map(_objective_rank)
+    return (
+        table.sort_values(["task", "_decoder", "_objective"], kind="stable").drop(columns=["_decoder", "_objective"]).reset_index(drop=True)
+    )
+
+
+def table2_markdown(table: pd.DataFrame, digits: int = 2) -> str:
+    """Per task: rows decoders, columns objectives, `mean ± seed std`; then the drop from greedy decoding."""
+    blocks = []
+    for task, frame in table.groupby("task", sort=False):
+        objectives = list(dict.fromkeys(frame["objective"]))
+        metric = frame["metric"].iloc[0]
+        for title, cell in (
+            (f"{task}: {metric} by decoder (mean ± std over seeds)", _mean_cell),
+            (f"{task}: drop in {metric} from greedy decoding", _drop_cell),
+        ):
+            lines = [f"**{title}**", "", "| decoder | " + " | ".join(objectives) + " |", "|---|" + "---|" * len(objectives)]
+            for decoder, rows in frame.groupby("decoder", sort=False):
+                by_objective = rows.set_index("objective")
+                cells = [cell(by_objective.loc[o], digits) if o in by_objective.index else "-" for o in objectives]
+                lines.append(f"| {decoder} | " + " | ".join(cells) + " |")
+            blocks.append("\n".join(lines))
+    note = "Sampling decoders: each seed's value is the mean of its runs (`n_samples`); `run_std` in the CSV is their spread."
+    return "\n\n".join([*blocks, note]) + "\n"
+
+
+def _mean_cell(row: pd.Series, digits: int) -> str:
+    text = f"{row['mean']:.{digits}f}"
+    return text + (f" ± {row['seed_std']:.{digits}f}" if pd.notna(row["seed_std"]) else "")
+
+
+def _drop_cell(row: pd.Series, digits: int) -> str:
+    return "-" if pd.isna(row["drop_from_greedy"]) else f"{row['drop_from_greedy']:.{digits}f}"
+
+
+def write_table2(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path) -> None:
+    with atomic_open(csv_path) as handle:
+        table.to_csv(handle, index=False, float_format="%.4f")
+    with atomic_open(markdown_path) as handle:
+        handle.write(table2_markdown(table))

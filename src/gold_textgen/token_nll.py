@@ -19,7 +19,6 @@ from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
 from .io_utils import atomic_open, read_jsonl
-from .metrics import perplexity
 from .models import load_pretrained_model
 from .runtime import pick_device
 from .seq2seq_data import length_sorted_batches, tokenize_records
@@ -79,14 +78,3 @@ def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: d
         table.to_parquet(handle, index=False)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))
     return table
-
-
-def nll_summary(table: pd.DataFrame) -> dict[str, float]:
-    """Token-level mean NLL, perplexity and teacher-forced next-token accuracy."""
-    total, count = float(table["nll"].astype(np.float64).sum()), len(table)
-    return {
-        "nll_per_token": total / count,
-        "perplexity": perplexity(total, count),
-        "token_accuracy": float(table["correct"].mean()) * 100.0,
-        "num_tokens": count,
-    }

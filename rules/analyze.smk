@@ -1,0 +1,119 @@
+# The paper's analyses of MLE against GOLD: token NLL figures, exposure bias, diversity, examples and the
+# human-evaluation sheet. They read the analysis seed's models on the analysis split (config `analysis`).
+
+
+def analysis_params(wildcards):
+    return gold_config.canonical(ANALYSIS)
+
+
+# snakemake --cores 1 results/figures/demo/nll_histogram.png
+rule nll_histogram:
+    input:
+        unpack(analysis_token_nll),
+    output:
+        figure=report(
+            "results/figures/{task}/nll_histogram.png",
+            caption="../report/nll_histogram.rst",
+            category="Figures",
+            subcategory="{task}",
+        ),
+        summary="results/analysis/{task}/nll_summary.csv",
+    log:
+        "logs/nll_histogram/{task}.log",
+    script:
+        "../workflow_scripts/nll_histogram.py"
+
+
+# snakemake --cores 1 results/figures/demo/nll_by_time_step.png
+rule nll_by_time_step:
+    input:
+        unpack(analysis_token_nll),
+    output:
+        figure=report(
+            "results/figures/{task}/nll_by_time_step.png",
+            caption="../report/nll_by_time_step.rst",
+            category="Figures",
+            subcategory="{task}",
+        ),
+        stats="results/analysis/{task}/nll_by_time_step.csv",
+    log:
+        "logs/nll_by_time_step/{task}.log",
+    params:
+        analysis=analysis_params,
+    script:
+        "../workflow_scripts/nll_by_time_step.py"
+
+
+# snakemake --cores 1 results/figures/demo/exposure_bias.png
+rule exposure_bias:
+    input:
+        unpack(analysis_generations),
+    output:
+        figure=report(
+            "results/figures/{task}/exposure_bias.png",
+            caption="../report/exposure_bias.rst",
+            category="Figures",
+            subcategory="{task}",
+        ),
+        stats="results/analysis/{task}/exposure_bias.csv",
+    log:
+        "logs/exposure_bias/{task}.log",
+    params:
+        analysis=analysis_params,
+    script:
+        "../workflow_scripts/exposure_bias.py"
+
+
+# snakemake --cores 1 results/tables/demo/diversity.csv
+rule diversity:
+    input:
+        generations=diversity_generations,
+        data=f"results/data/{{task}}/{ANALYSIS['split']}.jsonl",
+    output:
+        report(
+            "results/tables/{task}/diversity.csv",
+            caption="../report/diversity.rst",
+            category="Tables",
+            subcategory="{task}",
+        ),
+    log:
+        "logs/diversity/{task}.log",
+    params:
+        max_order=ANALYSIS["max_ngram"],
+    script:
+        "../workflow_scripts/diversity.py"
+
+
+# snakemake --cores 1 results/tables/demo/examples.md
+rule examples:
+    input:
+        unpack(analysis_generations),
+    output:
+        csv="results/tables/{task}/examples.csv",
+        markdown=report(
+            "results/tables/{task}/examples.md",
+            caption="../report/examples.rst",
+            category="Tables",
+            subcategory="{task}",
+        ),
+    log:
+        "logs/examples/{task}.log",
+    params:
+        analysis=analysis_params,
+    script:
+        "../workflow_scripts/examples.py"
+
+
+# snakemake --cores 1 results/human_eval/demo/sheet.csv
+rule human_eval_sheet:
+    input:
+        unpack(pairwise_generations),
+    output:
+        sheet="results/human_eval/{task}/sheet.csv",
+        key="results/human_eval/{task}/key.csv",
+    log:
+        "logs/human_eval_sheet/{task}.log",
+    params:
+        analysis=analysis_params,
+    script:
+        "../workflow_scripts/human_eval_sheet.py"

@@ -1,0 +1,74 @@
+"""Decoding benchmark: length-grouped batches against batches in input order, on the same model and
+inputs, measured side by side in one run.
+
+    python -m gold_textgen.bench_decoding --model results/models/demo/mle/seed1 --data results/data/demo/test.jsonl
+
+Each round decodes the whole file once each way (alternating which goes first); the figure is the median
+over rounds after one warm-up round. Throughput counts the tokens of the outputs (EOS included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from .decoding import generate_texts, generation_config
+from .io_utils import read_jsonl
+from .models import load_pretrained_model
+from .runtime import pick_device, set_threads
+from .tokenization import load_tokenizer
+
+
+def run(model_dir: Path, data_path: Path, batch_size: int, rounds: int, num_beams: int) -> dict[str, float]:
+    """Decode with the task settings the model was trained with (its resolved_config.yaml)."""
+    task = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["task"]
+    tokenizer = load_tokenizer(model_dir)
+    model = load_pretrained_model(model_dir).to(pick_device())
+    sources = [r["source"] for r in read_jsonl(data_path)]
+    config = generation_config(model, task["generation"], {"num_beams": num_beams})
+    times: dict[str, list[float]] = {"grouped": [], "unsorted": []}
+    outputs: dict[str, list[str]] = {}
+    for round_index in range(rounds + 1):
+        names = ["grouped", "unsorted"] if round_index % 2 == 0 else ["unsorted", "grouped"]
+        for name in names:
+            start = time.perf_counter()
+            outputs[name] = generate_texts(
+                model, tokenizer, sources, config, batch_size, task["max_source_length"], group_by_length=name == "grouped"
+            )
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            if round_index > 0:  # round 0 warms up
+                times[name].append(time.perf_counter() - start)
+    tokens = {name: sum(len(ids) for ids in tokenizer(texts)["input_ids"]) for name, texts in outputs.items()}
+    same = sum(a == b for a, b in zip(outputs["grouped"], outputs["unsorted"], strict=True))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    throughput = {name: tokens[name] / medians[name] for name in medians}
+    print(f"{len(sources)} inputs from {data_path}; batch size {batch_size}; beams {num_beams}; {rounds} timed rounds")
+    print(f"device: {next(model.parameters()).device}, torch threads {torch.get_num_threads()}")
+    for name in medians:
+        print(f"{name:9s} median {medians[name]:7.2f} s  {throughput[name]:9.1f} output tokens/s")
+    print(f"identical outputs: {same}/{len(sources)}")
+    print(f"ratio grouped / unsorted tokens/s = {throughput['grouped'] / throughput['unsorted']:.3f}")
+    return throughput
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, required=True, help="a trained model directory (results/models/...)")
+    parser.add_argument("--data", type=Path, required=True, help="a split in the jsonl contract")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--beams", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    run(args.model, args.data, args.batch_size, args.rounds, args.beams)
+
+
+if __name__ == "__main__":
+    main()
