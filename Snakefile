@@ -29,6 +29,10 @@ include: "rules/analyze.smk"
 include: "rules/report.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     input:
         final_outputs,

@@ -1,5 +1,15 @@
 # The paper's analyses of MLE against GOLD: token NLL figures, exposure bias, diversity, examples and the
 # human-evaluation sheet. They read the analysis seed's models on the analysis split (config `analysis`).
+# Seconds of CPU each: on a cluster they run on the submitting host instead of waiting in the queue.
+
+
+localrules:
+    nll_histogram,
+    nll_by_time_step,
+    exposure_bias,
+    diversity,
+    examples,
+    human_eval_sheet,
 
 
 def analysis_params(wildcards):

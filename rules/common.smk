@@ -5,6 +5,7 @@ from pathlib import Path
 
 try:
     from gold_textgen import config as gold_config
+    from gold_textgen import resources as gold_resources
 except ImportError as error:
     raise WorkflowError(
         "the gold_textgen package is not importable; install the project first (`make setup`, "
@@ -147,6 +148,20 @@ def pairwise_generations(wildcards):
 def per_task(pattern):
     """One output per task of the experiment, e.g. per_task("results/figures/{task}/nll_histogram.png")."""
     return expand(pattern, task=EXPERIMENT["tasks"])
+
+
+def requested(stage, key):
+    """One resource of a stage for the job's task (gold_textgen.resources: GPUs, memory, runtime by task
+    size). A retried job (profile `retries`) gets its runtime times the attempt; training resumes anyway.
+    """
+
+    def value(wildcards, attempt):
+        request = gold_resources.stage_request(
+            gold_config.task_config(config, wildcards.task), stage
+        )
+        return request[key] * attempt if key == "runtime" else request[key]
+
+    return value
 
 
 def task_metrics(wildcards):

@@ -9,6 +9,9 @@ rule prepare_dataset:
         expand("results/data/{{task}}/{split}.jsonl", split=SPLITS),
     log:
         "logs/prepare_dataset/{task}.log",
+    resources:
+        mem_mb=requested("cpu", "mem_mb"),
+        runtime=requested("cpu", "runtime"),
     params:
         source=source_settings,
         splits=SPLITS,
@@ -24,6 +27,9 @@ rule train_tokenizer:
         directory("results/tokenizers/{task}"),
     log:
         "logs/train_tokenizer/{task}.log",
+    resources:
+        mem_mb=requested("cpu", "mem_mb"),
+        runtime=requested("cpu", "runtime"),
     params:
         settings=tokenizer_settings,
     script:

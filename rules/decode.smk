@@ -14,6 +14,10 @@ rule decode:
     benchmark:
         "benchmarks/decode/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.tsv"
     threads: config["threads"]["decode"]
+    resources:
+        gpu=requested("decode", "gpu"),
+        mem_mb=requested("decode", "mem_mb"),
+        runtime=requested("decode", "runtime"),
     params:
         task=decoding_settings,
         decoder=decoder_settings,

@@ -13,6 +13,10 @@ rule token_nll:
     benchmark:
         "benchmarks/token_nll/{task}/{objective}/seed{seed}/{split}.tsv"
     threads: config["threads"]["decode"]
+    resources:
+        gpu=requested("token_nll", "gpu"),
+        mem_mb=requested("token_nll", "mem_mb"),
+        runtime=requested("token_nll", "runtime"),
     params:
         task=teacher_forcing_settings,
     script:
@@ -28,5 +32,8 @@ rule score:
         "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json",
     log:
         "logs/score/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.log",
+    resources:
+        mem_mb=requested("cpu", "mem_mb"),
+        runtime=requested("cpu", "runtime"),
     script:
         "../workflow_scripts/score.py"

@@ -1,4 +1,10 @@
-# Tables and figures, built from score files alone.
+# Tables, built from score files alone (seconds of CPU: run on the submitting host under a cluster).
+
+
+localrules:
+    main_table,
+    table1,
+    table2,
 
 
 # snakemake --cores 1 results/tables/main.csv

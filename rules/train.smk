@@ -15,6 +15,10 @@ rule train_mle:
     benchmark:
         "benchmarks/train_mle/{task}/seed{seed}.tsv"
     threads: config["threads"]["train"]
+    resources:
+        gpu=requested("train_mle", "gpu"),
+        mem_mb=requested("train_mle", "mem_mb"),
+        runtime=requested("train_mle", "runtime"),
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/mle/seed{seed}",
@@ -34,6 +38,10 @@ rule cache_rewards:
     benchmark:
         "benchmarks/cache_rewards/{task}/seed{seed}.tsv"
     threads: config["threads"]["decode"]
+    resources:
+        gpu=requested("cache_rewards", "gpu"),
+        mem_mb=requested("cache_rewards", "mem_mb"),
+        runtime=requested("cache_rewards", "runtime"),
     params:
         task=teacher_forcing_settings,
     script:
@@ -56,6 +64,10 @@ rule train_gold:
     wildcard_constraints:
         objective="gold_[a-z0-9_]+",
     threads: config["threads"]["train"]
+    resources:
+        gpu=requested("train_gold", "gpu"),
+        mem_mb=requested("train_gold", "mem_mb"),
+        runtime=requested("train_gold", "runtime"),
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/{objective}/seed{seed}",

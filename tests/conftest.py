@@ -1,4 +1,4 @@
-"""Shared test helpers: the repository paths and a Snakemake runner with a hard timeout."""
+"""Shared test helpers: the repository paths, a Snakemake runner with a hard timeout, a tiny training task."""
 
 from __future__ import annotations
 
@@ -9,16 +9,31 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
+
+from gold_textgen.config import task_config, validate_config
+from gold_textgen.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.io_utils import write_jsonl
+from gold_textgen.tokenization import train_tokenizer, training_texts
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 
-def run_snakemake(workdir: Path, *args: str, timeout: int = 900, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the project's workflow in `workdir` (outputs land there); every call has a hard timeout."""
+def run_snakemake(
+    workdir: Path, *args: str, timeout: int = 900, check: bool = True, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
+    """Run the project's workflow in `workdir` (outputs land there); every call has a hard timeout (the
+    process is killed, not asked to stop: Snakemake waiting on cluster jobs may ignore SIGTERM). `env`
+    adds variables to the environment, or removes those given as None."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    for key, value in (env or {}).items():
+        if value is None:
+            environment.pop(key, None)
+        else:
+            environment[key] = value
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result
@@ -30,3 +45,27 @@ def smoke_config(tmp_path: Path) -> Path:
     target = tmp_path / "smoke.yaml"
     shutil.copy(REPO / "configs" / "smoke.yaml", target)
     return target
+
+
+# A tiny task for training tests: 64 demo pairs, a 12k-parameter model, a few updates.
+TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
+TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    spec = DemoTaskSpec(num_train=64, num_valid=8, num_test=8, max_length=8)
+    for split in ("train", "valid"):
+        write_jsonl(root / f"{split}.jsonl", generate_split(spec, split))
+    tokenizer = train_tokenizer(training_texts(generate_split(spec, "train")))
+    return root, tokenizer
+
+
+def tiny_task(model: dict) -> dict:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["tasks"]["demo"]["model"] = model
+    config["tasks"]["demo"]["mle"].update(max_steps=4, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8)
+    config["tasks"]["demo"].update(max_source_length=12, max_target_length=12)
+    config["tasks"]["demo"]["generation"]["max_new_tokens"] = 10
+    return task_config(validate_config(config), "demo")

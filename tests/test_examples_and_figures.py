@@ -3,6 +3,8 @@ import pytest
 
 from gold_textgen import figures
 from gold_textgen.examples import aligned_outputs, sample_rows, write_examples
+from gold_textgen.exposure_bias import bleu_by_length, length_bin_edges
+from gold_textgen.nll_analysis import by_time_step
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -35,13 +37,10 @@ def nll_tables():
 
 
 def test_figures_are_written_as_png(tmp_path, nll_tables):
-    from gold_textgen.exposure_bias import bleu_by_length
-    from gold_textgen.nll_analysis import by_time_step
-
     figures.nll_histogram(nll_tables, tmp_path / "hist.png")
     figures.nll_by_time_step(by_time_step(nll_tables, resamples=100), tmp_path / "steps.png", 0.95)
     generations = [{"hypothesis": " ".join(["a"] * n), "reference": " ".join(["a"] * 6)} for n in range(2, 12)] * 3
-    stats = bleu_by_length(generations, num_bins=3, min_count=2, resamples=100).assign(objective="mle")
+    stats = bleu_by_length(generations, length_bin_edges(range(2, 12), 3), min_count=2, resamples=100).assign(objective="mle")
     figures.exposure_bias(stats, tmp_path / "bias.png", 0.95)
     for name in ("hist.png", "steps.png", "bias.png"):
         data = (tmp_path / name).read_bytes()

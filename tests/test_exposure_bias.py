@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from gold_textgen.exposure_bias import bleu_by_length, length_bins, sentence_bleu, sentence_scores
+from gold_textgen.exposure_bias import bleu_by_length, length_bin_edges, length_bins, sentence_bleu, sentence_scores
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,9 @@ def test_sentence_bleu_by_hand(hypothesis, reference, order, expected):
 
 
 def test_length_bins_are_equal_width_and_labelled_by_their_start():
-    assert length_bins([1, 2, 3, 4, 5, 6, 7, 8], 4).tolist() == [1, 1, 3, 3, 5, 5, 7, 7]
+    edges = length_bin_edges([1, 8, 3], 4)
+    assert edges.tolist() == [1, 3, 5, 7, 9]
+    assert length_bins([1, 2, 3, 4, 5, 6, 7, 8], edges).tolist() == [1, 1, 3, 3, 5, 5, 7, 7]
 
 
 def test_shuffled_control_pairs_each_output_with_another_reference():
@@ -33,7 +35,7 @@ def test_shuffled_control_pairs_each_output_with_another_reference():
 def test_bleu_by_length_on_hand_made_outputs():
     short_right = [{"hypothesis": "a b c", "reference": "a b c"}] * 6
     long_wrong = [{"hypothesis": "q r s t u v w x", "reference": "a b c d e f g h"}] * 6
-    stats = bleu_by_length(short_right + long_wrong, orders=(2,), num_bins=2, min_count=5, resamples=200)
+    stats = bleu_by_length(short_right + long_wrong, length_bin_edges([3, 8], 2), orders=(2,), min_count=5, resamples=200)
     real = stats[stats["reference"] == "real"].set_index("length")
     assert real.loc[3, "mean"] == pytest.approx(100.0) and real.loc[3, "count"] == 6
     assert real.loc[6, "mean"] == pytest.approx(0.0)  # bins [3, 6) and [6, 9): the 8-word outputs

@@ -4,42 +4,15 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import REPO, TINY_MODEL, tiny_task
 from transformers import TrainerCallback
 
 from gold_textgen.checkpoints import resume_point
-from gold_textgen.config import task_config, validate_config
-from gold_textgen.demo_task import DemoTaskSpec, generate_split
 from gold_textgen.gold_training import train_gold
-from gold_textgen.io_utils import write_jsonl
 from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
 from gold_textgen.seq2seq_data import length_sorted_batches
 from gold_textgen.token_nll import write_token_nll
-from gold_textgen.tokenization import train_tokenizer, training_texts
 from gold_textgen.training import TrainingJob, train_mle
-
-REPO = Path(__file__).resolve().parents[1]
-TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
-TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    spec = DemoTaskSpec(num_train=64, num_valid=8, num_test=8, max_length=8)
-    for split in ("train", "valid"):
-        write_jsonl(root / f"{split}.jsonl", generate_split(spec, split))
-    tokenizer = train_tokenizer(training_texts(generate_split(spec, "train")))
-    return root, tokenizer
-
-
-def tiny_task(model: dict) -> dict:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["tasks"]["demo"]["model"] = model
-    config["tasks"]["demo"]["mle"].update(max_steps=4, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8)
-    config["tasks"]["demo"].update(max_source_length=12, max_target_length=12)
-    config["tasks"]["demo"]["generation"]["max_new_tokens"] = 10
-    return task_config(validate_config(config), "demo")
 
 
 def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):

@@ -310,3 +310,13 @@ def test_report_builds_into_one_self_contained_file(tiny_run):
     assert len(text) > 100_000  # figures and tables are embedded, not linked
     for name in ("table2_decoding.csv", "nll_histogram.png", "exposure_bias.png", "nll_by_time_step.png", "diversity.csv", "examples.md"):
         assert name in text
+
+
+def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(REPO / "configs" / "smoke.yaml")).stdout)
+    assert counts["train_gold"] == 1 and not {"train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
+    # GOLD-p's own outputs: test greedy, and greedy, beam3, topk5 x 2 on the dev split; token NLL on both splits
+    assert counts["decode"] == counts["score"] == 5 and counts["token_nll"] == 2

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from gold_textgen.decoding import decode_split
-from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.logs import log_to_file
+from gold_textgen.runtime import set_threads
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)

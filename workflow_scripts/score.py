@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from gold_textgen.runtime import log_to_file
+from gold_textgen.logs import log_to_file
 from gold_textgen.scoring import write_scores
 
 with log_to_file(snakemake.log[0]):

@@ -1,6 +1,6 @@
 """Snakemake adapter: rule table1 -> gold_textgen.tables.table1."""
 
-from gold_textgen.runtime import log_to_file
+from gold_textgen.logs import log_to_file
 from gold_textgen.tables import load_scores, table1, write_table
 
 with log_to_file(snakemake.log[0]):

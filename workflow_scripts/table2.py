@@ -1,6 +1,6 @@
 """Snakemake adapter: rule table2 -> gold_textgen.tables.table2."""
 
-from gold_textgen.runtime import log_to_file
+from gold_textgen.logs import log_to_file
 from gold_textgen.tables import load_scores, table2, write_table2
 
 with log_to_file(snakemake.log[0]):

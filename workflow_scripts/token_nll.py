@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.logs import log_to_file
+from gold_textgen.runtime import set_threads
 from gold_textgen.token_nll import write_token_nll
 
 with log_to_file(snakemake.log[0]):

@@ -1,14 +1,16 @@
-"""Snakemake adapter: rule train_gold -> gold_textgen.training.train_gold."""
+"""Snakemake adapter: rule train_gold -> gold_textgen.gold_training.train_gold (torchrun when the rule has GPUs > 1)."""
 
 from pathlib import Path
 
-from gold_textgen.gold_training import train_gold
-from gold_textgen.runtime import log_to_file, set_threads
+from gold_textgen.launch import run_training, worker_count
+from gold_textgen.logs import log_to_file
+from gold_textgen.runtime import set_threads
 from gold_textgen.training import TrainingJob
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)
-    train_gold(
+    run_training(
+        "gold",
         TrainingJob(
             task=snakemake.params.task,
             objective=snakemake.wildcards.objective,
@@ -20,6 +22,7 @@ with log_to_file(snakemake.log[0]):
             checkpoint_dir=Path(snakemake.params.checkpoint_dir),
             repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
         ),
+        processes=worker_count(snakemake.resources.get("gpu", 1)),
         mle_dir=Path(snakemake.input.mle),
         rewards_path=Path(snakemake.input.rewards) if snakemake.input.rewards else None,
     )

@@ -1,13 +1,16 @@
-"""Snakemake adapter: rule train_mle -> gold_textgen.training.train_mle."""
+"""Snakemake adapter: rule train_mle -> gold_textgen.training.train_mle (torchrun when the rule has GPUs > 1)."""
 
 from pathlib import Path
 
-from gold_textgen.runtime import log_to_file, set_threads
-from gold_textgen.training import TrainingJob, train_mle
+from gold_textgen.launch import run_training, worker_count
+from gold_textgen.logs import log_to_file
+from gold_textgen.runtime import set_threads
+from gold_textgen.training import TrainingJob
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)
-    train_mle(
+    run_training(
+        "mle",
         TrainingJob(
             task=snakemake.params.task,
             objective="mle",
@@ -18,5 +21,6 @@ with log_to_file(snakemake.log[0]):
             output_dir=Path(snakemake.output[0]),
             checkpoint_dir=Path(snakemake.params.checkpoint_dir),
             repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
-        )
+        ),
+        processes=worker_count(snakemake.resources.get("gpu", 1)),
     )

@@ -3,7 +3,7 @@
 import logging
 
 from gold_textgen.io_utils import atomic_directory, read_jsonl
-from gold_textgen.runtime import log_to_file
+from gold_textgen.logs import log_to_file
 from gold_textgen.tokenization import train_tokenizer, training_texts
 
 with log_to_file(snakemake.log[0]):

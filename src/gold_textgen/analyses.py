@@ -11,7 +11,7 @@ import pandas as pd
 from . import figures
 from .diversity import diversity_row
 from .examples import write_examples
-from .exposure_bias import bleu_by_length
+from .exposure_bias import bleu_by_length, length_bin_edges
 from .human_eval import build_sheet, write_sheet
 from .io_utils import atomic_open, read_jsonl
 from .nll_analysis import by_time_step, nll_distribution_summary
@@ -44,10 +44,12 @@ def nll_by_time_step(nll_paths: Paths, figure_path, stats_path, analysis: dict) 
 
 
 def exposure_bias(generation_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
+    generations = {name: read_jsonl(path) for name, path in generation_paths.items()}
+    edges = length_bin_edges([len(g["hypothesis"].split()) for outputs in generations.values() for g in outputs], num_bins=8)
     parts = []
-    for name, path in generation_paths.items():
+    for name, outputs in generations.items():
         stats = bleu_by_length(
-            read_jsonl(path), resamples=analysis["bootstrap_resamples"], confidence=analysis["confidence"], seed=analysis["seed_of_samples"]
+            outputs, edges, resamples=analysis["bootstrap_resamples"], confidence=analysis["confidence"], seed=analysis["seed_of_samples"]
         )
         parts.append(stats.assign(objective=name))
     stats = pd.concat(parts, ignore_index=True)

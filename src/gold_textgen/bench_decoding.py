@@ -1,7 +1,8 @@
 """Decoding benchmark: length-grouped batches against batches in input order, on the same model and
 inputs, measured side by side in one run.
 
-    python -m gold_textgen.bench_decoding --model results/models/demo/mle/seed1 --data results/data/demo/test.jsonl
+    python -m gold_textgen.bench_decoding --model results/models/demo/mle/seed1 --data results/data/demo/test.jsonl \
+        [--config config.yaml --task demo --beams 1 --rounds 3]
 
 Each round decodes the whole file once each way (alternating which goes first); the figure is the median
 over rounds after one warm-up round. Throughput counts the tokens of the outputs (EOS included).
@@ -17,6 +18,7 @@ from pathlib import Path
 import torch
 import yaml
 
+from .config import decoding_view, task_config, validate_config
 from .decoding import generate_texts, generation_config
 from .io_utils import read_jsonl
 from .models import load_pretrained_model
@@ -24,9 +26,9 @@ from .runtime import pick_device, set_threads
 from .tokenization import load_tokenizer
 
 
-def run(model_dir: Path, data_path: Path, batch_size: int, rounds: int, num_beams: int) -> dict[str, float]:
-    """Decode with the task settings the model was trained with (its resolved_config.yaml)."""
-    task = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["task"]
+def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: int) -> dict[str, float]:
+    """Decode with the task's generation settings (config `tasks.<task>.generation`)."""
+    batch_size = task["generation"]["batch_size"]
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
     sources = [r["source"] for r in read_jsonl(data_path)]
@@ -61,13 +63,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="a trained model directory (results/models/...)")
     parser.add_argument("--data", type=Path, required=True, help="a split in the jsonl contract")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--task", default="demo")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--beams", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
     set_threads(args.threads)
-    run(args.model, args.data, args.batch_size, args.rounds, args.beams)
+    task = decoding_view(task_config(validate_config(yaml.safe_load(args.config.read_text())), args.task))
+    run(args.model, args.data, task, args.rounds, args.beams)
 
 
 if __name__ == "__main__":

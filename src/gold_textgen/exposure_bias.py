@@ -28,11 +28,17 @@ def sentence_bleu(hypothesis: str, reference: str, order: int) -> float:
     return _unsmoothed_bleu(order).corpus_score([hypothesis], [[reference]]).score
 
 
-def length_bins(lengths: Sequence[int], num_bins: int) -> np.ndarray:
-    """Each length's bin, labelled by the bin's lowest length; equal-width bins over the observed range."""
+def length_bin_edges(lengths: Sequence[int], num_bins: int) -> np.ndarray:
+    """Equal-width bin edges (whole words) over the observed lengths; compute them over every system's
+    outputs together so that all curves share their x positions."""
     lengths = np.asarray(lengths)
-    edges = np.unique(np.floor(np.linspace(lengths.min(), lengths.max() + 1, num_bins + 1)).astype(int))
-    return edges[np.searchsorted(edges, lengths, side="right") - 1]
+    return np.unique(np.floor(np.linspace(lengths.min(), lengths.max() + 1, num_bins + 1)).astype(int))
+
+
+def length_bins(lengths: Sequence[int], edges: np.ndarray) -> np.ndarray:
+    """Each length's bin, labelled by the bin's lowest length."""
+    edges = np.asarray(edges)
+    return edges[np.clip(np.searchsorted(edges, np.asarray(lengths), side="right") - 1, 0, len(edges) - 1)]
 
 
 def sentence_scores(generations: Sequence[dict], orders: Sequence[int] = (2, 3), shuffle_seed: int = 0) -> pd.DataFrame:
@@ -51,17 +57,17 @@ def sentence_scores(generations: Sequence[dict], orders: Sequence[int] = (2, 3),
 
 def bleu_by_length(
     generations: Sequence[dict],
+    edges: Sequence[int],
     orders: Sequence[int] = (2, 3),
-    num_bins: int = 8,
     min_count: int = 5,
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean sentence BLEU-n and its bootstrap interval per length bin, for the real and the shuffled
-    references; columns `order`, `reference` (`real`/`shuffled`), `length`, `mean`, `low`, `high`, `count`."""
+    """Mean sentence BLEU-n and its bootstrap interval per length bin (`edges`, see length_bin_edges), for
+    the real and the shuffled references; columns `order`, `reference` (`real`/`shuffled`), `length`, `mean`, `low`, `high`, `count`."""
     scores = sentence_scores(generations, orders, shuffle_seed=seed)
-    scores["length"] = length_bins(scores["length"], num_bins)
+    scores["length"] = length_bins(scores["length"], np.asarray(edges))
     parts = []
     for order in orders:
         for reference, column in (("real", f"bleu{order}"), ("shuffled", f"bleu{order}_shuffled")):

@@ -133,7 +133,10 @@ def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resu
         "train_runtime_s": result.metrics.get("train_runtime"),
         "resumed_from": Path(resume_from).name if resume_from else None,
         "num_parameters": count_parameters(trainer.model),
+        "processes": trainer.args.world_size,
     }
+    if not trainer.is_world_process_zero():
+        return summary  # one writer: the other workers of a multi-process run only train
     with atomic_directory(job.output_dir) as staging:
         trainer.model.save_pretrained(staging, safe_serialization=True)
         trainer.processing_class.save_pretrained(staging)

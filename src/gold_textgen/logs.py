@@ -1,0 +1,61 @@
+"""Per-job logs: everything a workflow step prints goes to its rule's log file, headed by where it ran.
+
+Kept free of heavy imports: light steps (scoring, tables, figures) start in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
+    """Send stdout, stderr, Python logging and transformers' logging (progress bars included) to `path`.
+
+    Snakemake's `script:` runs in its own process without redirecting output, so without this a rule's
+    progress would land on the driver's terminal instead of `logs/{rule}/...log`.
+    """
+    if path is None:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", buffering=1, encoding="utf-8") as handle:
+        old_out, old_err = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = handle
+        handler = logging.StreamHandler(handle)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        if "transformers" in sys.modules:  # steps that run a model: their progress and warnings too
+            transformers = sys.modules["transformers"]
+            transformers.logging.set_verbosity_info()
+            transformers.logging.disable_default_handler()
+            transformers.logging.enable_propagation()
+        logging.getLogger("gold_textgen").info("job environment: %s", job_environment())
+        try:
+            yield
+        except BaseException:
+            logging.getLogger("gold_textgen").exception("step failed")
+            raise
+        finally:
+            root.removeHandler(handler)
+            sys.stdout, sys.stderr = old_out, old_err
+
+
+def job_environment() -> str:
+    """Where a job ran: host, the scheduler's job id and the GPUs it was given (`-` when unset), so a job
+    log shows whether SLURM ran it and with which devices."""
+    facts = {
+        "host": os.uname().nodename,
+        "pid": os.getpid(),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID", "-"),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "-"),
+        "cuda_available": sys.modules["torch"].cuda.is_available() if "torch" in sys.modules else "-",
+    }
+    return " ".join(f"{key}={value}" for key, value in facts.items())

@@ -1,0 +1,86 @@
+"""Default compute requests per workflow stage and task size: the `resources:` of each rule.
+
+These are runtime facts, not experiment facts, so they are not config keys: a task's size class follows
+from its model and data, and a cluster overrides any of them in its profile (`set-resources:`), where
+partition, account and GPU model belong too. Local runs ignore what they don't limit (`--resources gpu=N`
+caps concurrent GPU jobs on a workstation).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
+GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "token_nll", "decode")
+
+# size class -> stage -> (GPUs, memory in MB, runtime in minutes). `small` is the demo (a 0.5M-parameter
+# model on 20k pairs: minutes), `medium` a from-scratch transformer on a real corpus (the IWSLT14 model:
+# ~40M parameters on 160k pairs), `large` a pretrained model of BART-large's size (400M parameters; the
+# paper trained it on 4 GPUs for CNN/DM and XSum).
+REQUESTS = {
+    "small": {
+        "train_mle": (1, 4000, 120),
+        "train_gold": (1, 4000, 60),
+        "cache_rewards": (1, 4000, 30),
+        "token_nll": (1, 4000, 30),
+        "decode": (1, 4000, 30),
+        "cpu": (0, 2000, 30),
+    },
+    "medium": {
+        "train_mle": (1, 32000, 1440),
+        "train_gold": (1, 32000, 720),
+        "cache_rewards": (1, 16000, 120),
+        "token_nll": (1, 16000, 60),
+        "decode": (1, 16000, 240),
+        "cpu": (0, 8000, 120),
+    },
+    "large": {
+        "train_mle": (4, 128000, 2880),
+        "train_gold": (4, 128000, 1440),
+        "cache_rewards": (1, 64000, 240),
+        "token_nll": (1, 64000, 120),
+        "decode": (1, 64000, 480),
+        "cpu": (0, 16000, 240),
+    },
+}
+LARGE_PARAMETERS = 200_000_000
+MEDIUM_PARAMETERS = 5_000_000
+MEDIUM_EXAMPLES = 100_000
+
+
+def scratch_parameters(model: dict) -> int:
+    """Rough parameter count of a transformer built from the config sizes (embeddings left out)."""
+    d, ffn = model["d_model"], model["ffn_dim"]
+    per_layer = 4 * d * d + 2 * d * ffn
+    return model["encoder_layers"] * per_layer + model["decoder_layers"] * (per_layer + 4 * d * d)
+
+
+def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
+    """Training pairs of a source, counted up to `cap` (a local file's lines; a missing file counts as `cap`)."""
+    if source["kind"] == "synthetic":
+        return source["num_train"]
+    path = Path(source["train"] + (source["suffixes"][0] if source.get("format") == "parallel" else ""))
+    if not path.exists():
+        return cap
+    with open(path, "rb") as handle:
+        return sum(1 for _, _ in zip(range(cap), handle, strict=False))
+
+
+def size_class(task: dict) -> str:
+    """`small`, `medium` or `large`, from the task's model and (where known) its training-set size."""
+    model = task["model"]
+    if model["kind"] == "pretrained":
+        name = str(model.get("name_or_path", "")).lower()
+        return "large" if "large" in name else "medium"
+    examples = training_examples(task["source"])
+    if scratch_parameters(model) >= LARGE_PARAMETERS:
+        return "large"
+    if scratch_parameters(model) >= MEDIUM_PARAMETERS or examples >= MEDIUM_EXAMPLES:
+        return "medium"
+    return "small"
+
+
+def stage_request(task: dict, stage: str) -> dict:
+    """`{"gpu": n, "mem_mb": m, "runtime": minutes}` for one stage of one task (`cpu` for CPU-only rules)."""
+    gpus, mem_mb, runtime = REQUESTS[size_class(task)][stage if stage in GPU_STAGES else "cpu"]
+    return {"gpu": gpus, "mem_mb": mem_mb, "runtime": runtime}

@@ -1,0 +1,116 @@
+"""The workflow through `--profile profiles/slurm` on a real SLURM cluster (tests/slurm/start_cluster.sh:
+one node, fake GPUs as GRES). Skipped when no cluster answers, unless GOLD_REQUIRE_SLURM=1 (.ci/run sets
+it after starting the cluster), so a missing cluster fails CI instead of passing it silently."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, run_snakemake
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
+GPU_RULES = ("train_mle", "cache_rewards", "train_gold", "decode", "token_nll")
+CPU_RULES = ("prepare_dataset", "train_tokenizer", "score")
+
+
+def cluster_answers() -> bool:
+    if not shutil.which("sinfo"):
+        return False
+    result = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30)
+    return result.returncode == 0 and any(state in result.stdout for state in ("idle", "mixed", "allocated"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if not cluster_answers():
+        if os.environ.get("GOLD_REQUIRE_SLURM") == "1":
+            pytest.fail("GOLD_REQUIRE_SLURM=1 but no SLURM cluster answers (start it: bash tests/slurm/start_cluster.sh)")
+        pytest.skip("no SLURM cluster answers (bash tests/slurm/start_cluster.sh starts one)")
+
+
+def experiment_config(folder: Path) -> Path:
+    """The smoke experiment cut to MLE and GOLD-s without the decoding sweep: every kind of job, few jobs."""
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["experiment"].update(objectives=["mle", "gold_s"], sweep_decoders=[])
+    path = folder / "experiment.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def cluster_profile(folder: Path) -> Path:
+    """profiles/slurm with the edits its comments ask for on this cluster (partition) and faster polling."""
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+    profile["default-resources"]["slurm_partition"] = "debug"
+    profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "keep-going": False, "slurm-init-seconds-before-status-checks": 2})
+    target = folder / "profile"
+    target.mkdir()
+    (target / "config.yaml").write_text(yaml.safe_dump(profile))
+    return target
+
+
+def job_records(workdir: Path) -> dict[str, list[dict]]:
+    """Per rule, the `job environment:` header of each of its job logs (runtime facts of the job)."""
+    records: dict[str, list[dict]] = {}
+    for log in sorted((workdir / "logs").rglob("*.log")):
+        for match in re.finditer(r"job environment: (.*)", log.read_text()):
+            facts = dict(item.split("=", 1) for item in match.group(1).split())
+            records.setdefault(log.relative_to(workdir / "logs").parts[0], []).append(facts)
+    return records
+
+
+def cancel_jobs_in(workdir: Path) -> None:
+    """Leave no job of this test queued (a failed or timed-out run may)."""
+    listing = subprocess.run(["squeue", "-h", "-o", "%i %Z"], capture_output=True, text=True, timeout=30).stdout
+    ids = [line.split()[0] for line in listing.splitlines() if str(workdir) in line]
+    if ids:
+        subprocess.run(["scancel", *ids], timeout=30, check=False)
+
+
+@pytest.fixture(scope="module")
+def slurm_and_local_runs(cluster, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("slurm")
+    config = experiment_config(folder)
+    slurm_dir, local_dir = folder / "slurm_run", folder / "local_run"
+    env_without_gpus = {"CUDA_VISIBLE_DEVICES": None}
+    try:
+        run_snakemake(slurm_dir, "--profile", str(cluster_profile(folder)), "--configfile", str(config), timeout=1200, env=env_without_gpus)
+    finally:
+        cancel_jobs_in(slurm_dir)
+    run_snakemake(local_dir, "--cores", "2", "--configfile", str(config), env=env_without_gpus)
+    return slurm_dir, local_dir
+
+
+def test_every_job_ran_as_a_slurm_job(slurm_and_local_runs):
+    slurm_dir, _ = slurm_and_local_runs
+    records = job_records(slurm_dir)
+    for rule in (*GPU_RULES, *CPU_RULES):
+        assert records.get(rule), f"no job log of {rule}"
+        for facts in records[rule]:
+            assert re.fullmatch(r"\d+", facts["slurm_job_id"]), f"{rule} did not run under SLURM: {facts}"
+
+
+def test_gpu_jobs_got_a_gpu_from_slurm_and_cpu_jobs_none(slurm_and_local_runs):
+    records = job_records(slurm_and_local_runs[0])
+    for rule in GPU_RULES:
+        for facts in records[rule]:
+            assert re.fullmatch(r"\d+(,\d+)*", facts["cuda_visible_devices"]), f"{rule} got no GPU: {facts}"
+    for rule in CPU_RULES:
+        for facts in records[rule]:
+            assert facts["cuda_visible_devices"] == "-", f"{rule} was given a GPU: {facts}"
+
+
+def test_slurm_results_equal_a_local_run(slurm_and_local_runs):
+    slurm_dir, local_dir = slurm_and_local_runs
+    scores = sorted(p.relative_to(slurm_dir) for p in (slurm_dir / "results" / "scores").rglob("*.json"))
+    assert len(scores) == 2  # MLE and GOLD-s, test set, greedy, seed 1
+    for relative in scores:
+        assert json.loads((slurm_dir / relative).read_text()) == json.loads((local_dir / relative).read_text())
+    for table in ("results/tables/table1_main.csv", "results/tables/main.csv"):
+        assert (slurm_dir / table).read_text() == (local_dir / table).read_text()

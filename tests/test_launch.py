@@ -1,0 +1,36 @@
+"""Multi-process training through torchrun (on CPU here: two workers, gloo), and the job hand-over."""
+
+import json
+
+from conftest import REPO, TINY_MODEL, tiny_task
+
+from gold_textgen.launch import job_to_spec, run_training, spec_to_job, worker_count
+from gold_textgen.models import load_pretrained_model
+from gold_textgen.training import TrainingJob
+
+
+def tiny_job(tiny_data, tmp_path) -> TrainingJob:
+    data_dir, tokenizer = tiny_data
+    tokenizer.save_pretrained(tmp_path / "tokenizer")
+    task = tiny_task(TINY_MODEL)
+    paths = (data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tokenizer", tmp_path / "out", tmp_path / "ckpt")
+    return TrainingJob(task, "mle", 5, *paths, REPO)
+
+
+def test_job_survives_the_hand_over_to_the_workers(tiny_data, tmp_path):
+    job = tiny_job(tiny_data, tmp_path)
+    spec = json.loads(json.dumps(job_to_spec("gold", job, {"mle_dir": tmp_path / "mle", "rewards_path": None})))
+    kind, again, extra = spec_to_job(spec)
+    assert kind == "gold" and again == job and extra == {"mle_dir": tmp_path / "mle", "rewards_path": None}
+
+
+def test_cpu_runs_one_worker_whatever_the_gpu_request():
+    assert worker_count(4) == 1  # no CUDA device here
+
+
+def test_two_workers_train_one_model(tiny_data, tmp_path):
+    job = tiny_job(tiny_data, tmp_path)
+    run_training("mle", job, processes=2)
+    provenance = json.loads((job.output_dir / "provenance.json").read_text())
+    assert provenance["processes"] == 2 and provenance["global_step"] == 4
+    assert load_pretrained_model(job.output_dir) is not None
