@@ -34,7 +34,7 @@ def kill_after_checkpoint(workdir: Path, config: Path, step: int, timeout: float
     """Start the training job and SIGKILL the whole process tree once checkpoint-`step` is complete."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
     process = subprocess.Popen(
-        [*command, "--configfile", str(config), MODEL], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [*command, MODEL, "--configfile", str(config)], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     saved = workdir / CHECKPOINTS / f"checkpoint-{step}" / "trainer_state.json"  # written last
     deadline = time.monotonic() + timeout
@@ -44,7 +44,8 @@ def kill_after_checkpoint(workdir: Path, config: Path, step: int, timeout: float
             assert time.monotonic() < deadline, "no checkpoint within the timeout"
             time.sleep(0.2)
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
 
 

@@ -31,13 +31,14 @@ from .token_nll import token_nll_table
 from .tokenization import train_tokenizer, training_texts
 
 
-def _arguments(label_smoothing: float) -> Seq2SeqTrainingArguments:
+def _arguments(label_smoothing: float, bf16: bool = False) -> Seq2SeqTrainingArguments:
     return Seq2SeqTrainingArguments(
         output_dir="/tmp/gold-bench",
         report_to="none",
         use_cpu=not torch.cuda.is_available(),
         remove_unused_columns=False,
         label_smoothing_factor=label_smoothing,
+        bf16=bf16,  # mixed precision (autocast), as a GPU run of a large model would use
     )
 
 
@@ -53,7 +54,7 @@ def _timed_step(trainer, model, optimizer, batch) -> float:
     return time.perf_counter() - start
 
 
-def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int) -> dict[str, float]:
+def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False) -> dict[str, float]:
     config = validate_config(yaml.safe_load(config_path.read_text()))
     task = task_config(config, task_name)
     if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
@@ -78,7 +79,7 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
         reward_model = frozen_copy(policy) if rewards == "online" else None
         trainer = GoldTrainer(
             model=model,
-            args=_arguments(0.0),
+            args=_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
             gold=settings,
@@ -88,7 +89,7 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
         return trainer, model
 
     mle_model = copy.deepcopy(policy)
-    mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing), data_collator=collate, processing_class=tokenizer)
+    mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer)
     contenders = {"mle": (mle_trainer, mle_model), "gold_cached": gold("cached"), "gold_online": gold("online")}
     for trainer, _ in contenders.values():
         trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
@@ -105,7 +106,8 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
                 times[name].append(elapsed)
     medians = {name: statistics.median(values) for name, values in times.items()}
     print(f"model: {count_parameters(policy):,} parameters; batch size {batch_size}; {steps} timed rounds, {warmup} warm-up rounds")
-    print(f"device: {'cuda' if torch.cuda.is_available() else 'cpu'}, torch threads {torch.get_num_threads()}")
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    print(f"device: {device}, torch threads {torch.get_num_threads()}, bf16 {bf16}, architecture {task['model']['architecture']}")
     for name, value in medians.items():
         print(f"{name:12s} median step {1000 * value:8.2f} ms")
     print(f"ratio gold_cached / mle = {medians['gold_cached'] / medians['mle']:.3f}")
@@ -122,9 +124,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--examples", type=int, default=2000, help="training examples generated to draw batches from")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPU)")
     args = parser.parse_args(argv)
     set_threads(args.threads)
-    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples)
+    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16)
 
 
 if __name__ == "__main__":

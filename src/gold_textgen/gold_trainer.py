@@ -27,6 +27,7 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, Seq2SeqTrainer, TrainerCallback
 
 from .objectives import REWARD_KINDS, delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
+from .sampling import EpochSeededSampling
 
 log = logging.getLogger(__name__)
 LAGGED_POLICY_FILE = "lagged_policy.safetensors"
@@ -88,7 +89,7 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return clone
 
 
-class GoldTrainer(Seq2SeqTrainer):
+class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
     """Seq2SeqTrainer whose training loss is GOLD's weighted NLL; evaluation is unchanged (dev metric
     by generation; the reported eval loss is the plain token-mean NLL)."""
 

@@ -30,6 +30,7 @@ from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
 from .models import count_parameters, initial_model
 from .provenance import provenance
 from .runtime import pick_device, seed_everything
+from .sampling import EpochSeededSampling
 from .seq2seq_data import tokenize_records
 from .tokenization import load_tokenizer
 
@@ -50,6 +51,10 @@ class TrainingJob:
     checkpoint_dir: Path
     repo_dir: Path
     callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
+
+
+class MleTrainer(EpochSeededSampling, Seq2SeqTrainer):
+    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see sampling.py)."""
 
 
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
@@ -162,7 +167,7 @@ def train_mle(job: TrainingJob) -> dict:
     log.info("model: %s parameters", f"{count_parameters(model):,}")
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
     resume_from = resume_point(job.checkpoint_dir, {"task": job.task, "objective": job.objective, "seed": job.seed})
-    trainer = Seq2SeqTrainer(
+    trainer = MleTrainer(
         model=model,
         args=training_arguments(settings, job),
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
