@@ -24,7 +24,8 @@ setup: $(VENV)/.installed
 demo: setup
 	$(BIN)/snakemake --cores $(CORES)
 	@cat results/tables/table1_main.md
-	@echo "All scores: results/tables/main.md"
+	@cat results/tables/table2_decoding.md
+	@echo "All scores: results/tables/main.md; figures: results/figures/; report: .venv/bin/snakemake --report report.html"
 
 test: setup lint
 	$(BIN)/pytest
