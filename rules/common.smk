@@ -1,6 +1,7 @@
 # Config validation, wildcard constraints and the named input/param functions the rules share.
 # Nothing here runs a job; it only decides what the rules need.
 
+import functools
 from pathlib import Path
 
 try:
@@ -88,13 +89,13 @@ def reward_cache_input(wildcards):
     return []
 
 
-def score_files(split, decoders, objectives=None, seeds=None):
+def score_files(split, decoders):
     """Score files of every task x objective x seed x decoder x sampling run (one run per deterministic decoder)."""
     return [
         f"results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json"
         for task in EXPERIMENT["tasks"]
-        for objective in objectives or EXPERIMENT["objectives"]
-        for seed in seeds or EXPERIMENT["seeds"]
+        for objective in EXPERIMENT["objectives"]
+        for seed in EXPERIMENT["seeds"]
         for decoder in decoders
         for sample in gold_config.sample_ids(config["decoders"][decoder])
     ]
@@ -108,11 +109,19 @@ def sweep_scores(wildcards):
     return score_files(EXPERIMENT["sweep_split"], EXPERIMENT["sweep_decoders"])
 
 
+def analysed_generations(task, objective, seed, samples):
+    """Generation files of the analysed split and decoder for one model, one per sampling run in `samples`."""
+    return [
+        f"results/generations/{task}/{objective}/seed{seed}/{ANALYSIS['split']}/{ANALYSIS['decoder']}/sample{sample}.jsonl"
+        for sample in samples
+    ]
+
+
 def analysis_generations(wildcards):
-    """The analysed decoder's outputs on the analysis split, one file per objective (analysis seed)."""
+    """The analysed decoder's outputs on the analysis split, one file per objective (analysis seed, first run)."""
+    first_run = gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])[:1]
     return {
-        objective: f"results/generations/{wildcards.task}/{objective}/seed{ANALYSIS['seed']}/{ANALYSIS['split']}/"
-        f"{ANALYSIS['decoder']}/sample{gold_config.sample_ids(config['decoders'][ANALYSIS['decoder']])[0]}.jsonl"
+        objective: analysed_generations(wildcards.task, objective, ANALYSIS["seed"], first_run)[0]
         for objective in EXPERIMENT["objectives"]
     }
 
@@ -126,12 +135,13 @@ def analysis_token_nll(wildcards):
 
 
 def diversity_generations(wildcards):
-    """The analysed decoder's outputs for every objective and seed."""
+    """The analysed decoder's outputs for every objective, seed and sampling run."""
+    runs = gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])
     return [
-        f"results/generations/{wildcards.task}/{objective}/seed{seed}/{ANALYSIS['split']}/{ANALYSIS['decoder']}/sample{sample}.jsonl"
+        path
         for objective in EXPERIMENT["objectives"]
         for seed in EXPERIMENT["seeds"]
-        for sample in gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])
+        for path in analysed_generations(wildcards.task, objective, seed, runs)
     ]
 
 
@@ -150,16 +160,19 @@ def per_task(pattern):
     return expand(pattern, task=EXPERIMENT["tasks"])
 
 
+@functools.cache
+def stage_request(task, stage):
+    """GPUs, memory and runtime of a stage for a task (gold_textgen.resources), worked out once per run."""
+    return gold_resources.stage_request(gold_config.task_config(config, task), stage)
+
+
 def requested(stage, key):
-    """One resource of a stage for the job's task (gold_textgen.resources: GPUs, memory, runtime by task
-    size). A retried job (profile `retries`) gets its runtime times the attempt; training resumes anyway.
-    """
+    """One resource of a stage for the job's task. A retried job (profile `retries`) gets its runtime times
+    the attempt; training resumes anyway."""
 
     def value(wildcards, attempt):
-        request = gold_resources.stage_request(
-            gold_config.task_config(config, wildcards.task), stage
-        )
-        return request[key] * attempt if key == "runtime" else request[key]
+        request = stage_request(wildcards.task, stage)[key]
+        return request * attempt if key == "runtime" else request
 
     return value
 

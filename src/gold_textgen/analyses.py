@@ -13,15 +13,10 @@ from .diversity import diversity_row
 from .examples import write_examples
 from .exposure_bias import bleu_by_length, length_bin_edges
 from .human_eval import build_sheet, write_sheet
-from .io_utils import atomic_open, read_jsonl
+from .io_utils import read_jsonl, write_csv
 from .nll_analysis import by_time_step, nll_distribution_summary
 
 Paths = Mapping[str, str | Path]
-
-
-def _write_csv(frame: pd.DataFrame, path: str | Path) -> None:
-    with atomic_open(path) as handle:
-        frame.to_csv(handle, index=False, float_format="%.4f")
 
 
 def _read_tables(paths: Paths) -> dict[str, pd.DataFrame]:
@@ -31,14 +26,14 @@ def _read_tables(paths: Paths) -> dict[str, pd.DataFrame]:
 def nll_histogram(nll_paths: Paths, figure_path, summary_path) -> pd.DataFrame:
     tables = _read_tables(nll_paths)
     summary = nll_distribution_summary(tables)
-    _write_csv(summary, summary_path)
+    write_csv(summary_path, summary, float_format="%.4f")
     figures.nll_histogram(tables, figure_path)
     return summary
 
 
 def nll_by_time_step(nll_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
     stats = by_time_step(_read_tables(nll_paths), analysis["bootstrap_resamples"], analysis["confidence"], analysis["seed_of_samples"])
-    _write_csv(stats, stats_path)
+    write_csv(stats_path, stats, float_format="%.4f")
     figures.nll_by_time_step(stats, figure_path, analysis["confidence"])
     return stats
 
@@ -53,7 +48,7 @@ def exposure_bias(generation_paths: Paths, figure_path, stats_path, analysis: di
         )
         parts.append(stats.assign(objective=name))
     stats = pd.concat(parts, ignore_index=True)
-    _write_csv(stats, stats_path)
+    write_csv(stats_path, stats, float_format="%.4f")
     figures.exposure_bias(stats, figure_path, analysis["confidence"])
     return stats
 
@@ -88,7 +83,7 @@ def diversity(generation_paths: Sequence[str | Path], data_path, output_path, ma
             }
         )
     frame = pd.DataFrame(rows)
-    _write_csv(frame, output_path)
+    write_csv(output_path, frame, float_format="%.4f")
     return frame
 
 

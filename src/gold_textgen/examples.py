@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .io_utils import atomic_open
+from .io_utils import write_csv, write_text
 
 
 def aligned_outputs(generations: Mapping[str, Sequence[dict]]) -> pd.DataFrame:
@@ -49,8 +49,6 @@ def _cell(text: str) -> str:
 
 def write_examples(generations: Mapping[str, Sequence[dict]], count: int, seed: int, csv_path, markdown_path) -> pd.DataFrame:
     sample = sample_rows(aligned_outputs(generations), count, seed)
-    with atomic_open(csv_path) as handle:
-        sample.to_csv(handle, index=False)
-    with atomic_open(markdown_path) as handle:
-        handle.write(examples_markdown(sample, list(generations)))
+    write_csv(csv_path, sample)
+    write_text(markdown_path, examples_markdown(sample, list(generations)))
     return sample

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .examples import aligned_outputs
-from .io_utils import atomic_open
+from .io_utils import write_csv
 
 LABELS = {"a": "A", "b": "B", "tie": "tie"}
 
@@ -48,10 +48,8 @@ def build_sheet(
 
 
 def write_sheet(sheet: pd.DataFrame, key: pd.DataFrame, sheet_path, key_path) -> None:
-    with atomic_open(sheet_path) as handle:
-        sheet.to_csv(handle, index=False, quoting=csv.QUOTE_NONNUMERIC)
-    with atomic_open(key_path) as handle:
-        key.to_csv(handle, index=False)
+    write_csv(sheet_path, sheet, quoting=csv.QUOTE_NONNUMERIC)
+    write_csv(key_path, key)
 
 
 def read_ratings(path: str | Path, items: Sequence[int]) -> dict[int, str]:
@@ -117,8 +115,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SheetError as error:
         raise SystemExit(f"error: {error}") from None
     if args.output:
-        with atomic_open(args.output) as handle:
-            result.to_csv(handle, index=False, float_format="%.1f")
+        write_csv(args.output, result, float_format="%.1f")
     print(result.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
 
 

@@ -59,6 +59,17 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.load(handle)
 
 
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_open(path) as handle:
+        handle.write(text)
+
+
+def write_csv(path: str | os.PathLike, frame: Any, **to_csv) -> None:
+    """A pandas DataFrame as CSV without its index; `to_csv` options (float_format, quoting) pass through."""
+    with atomic_open(path) as handle:
+        frame.to_csv(handle, index=False, **to_csv)
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
     count = 0
     with atomic_open(path) as handle:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .io_utils import atomic_open, read_json
+from .io_utils import read_json, write_csv, write_text
 
 KEYS = ("task", "objective", "split", "decoder")
 METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
@@ -85,10 +85,8 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
 
 
 def write_table(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, metrics: Sequence[str] = METRICS, **markdown) -> None:
-    with atomic_open(csv_path) as handle:
-        table.to_csv(handle, index=False, float_format="%.4f")
-    with atomic_open(markdown_path) as handle:
-        handle.write(to_markdown(table, metrics, **markdown))
+    write_csv(csv_path, table, float_format="%.4f")
+    write_text(markdown_path, to_markdown(table, metrics, **markdown))
 
 
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
@@ -177,7 +175,5 @@ def _drop_cell(row: pd.Series, digits: int) -> str:
 
 
 def write_table2(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path) -> None:
-    with atomic_open(csv_path) as handle:
-        table.to_csv(handle, index=False, float_format="%.4f")
-    with atomic_open(markdown_path) as handle:
-        handle.write(table2_markdown(table))
+    write_csv(csv_path, table, float_format="%.4f")
+    write_text(markdown_path, table2_markdown(table))
