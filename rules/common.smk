@@ -73,6 +73,13 @@ def local_source_files(wildcards):
     return gold_config.local_source_files(source_settings(wildcards))
 
 
+def source_archive(wildcards):
+    """The downloaded archive of an NQG or IWSLT14 task (download_source); other sources need none."""
+    if gold_config.needs_download(source_settings(wildcards)):
+        return f"results/downloads/{wildcards.task}/source_archive"
+    return []
+
+
 def tokenizer_input(wildcards):
     """Models built from scratch need the task's trained tokenizer; pretrained ones bring their own."""
     if gold_config.uses_trained_tokenizer(task_settings(wildcards)):

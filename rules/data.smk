@@ -1,10 +1,30 @@
 # Data: every task becomes results/data/{task}/{split}.jsonl, then a tokenizer for models built from scratch.
+# Archives (NQG, IWSLT14) are downloaded by a rule of their own, on the submitting host: cluster compute
+# nodes often have no internet, and a failed preparation then does not fetch the archive again.
+
+
+localrules:
+    download_source,
+
+
+# snakemake --cores 1 results/downloads/iwslt14/source_archive
+rule download_source:
+    output:
+        "results/downloads/{task}/source_archive",
+    log:
+        "logs/download_source/{task}.log",
+    params:
+        url=lambda wildcards: source_settings(wildcards)["url"],
+        checksum=lambda wildcards: source_settings(wildcards).get("checksum"),
+    script:
+        "../workflow_scripts/download_source.py"
 
 
 # snakemake --cores 1 results/data/demo/train.jsonl
 rule prepare_dataset:
     input:
-        local_source_files,
+        files=local_source_files,
+        archive=source_archive,
     output:
         expand("results/data/{{task}}/{split}.jsonl", split=SPLITS),
     log:
@@ -15,6 +35,7 @@ rule prepare_dataset:
     params:
         source=source_settings,
         splits=SPLITS,
+        archive=lambda wildcards: source_archive(wildcards) or None,
     script:
         "../workflow_scripts/prepare_dataset.py"
 

@@ -206,6 +206,14 @@ def teacher_forcing_view(task: dict) -> dict:
     }
 
 
+DOWNLOADED_KINDS = ("nqg_zhou2017", "iwslt14_fairseq")
+
+
+def needs_download(source: dict) -> bool:
+    """Sources read from an archive that the workflow downloads first (rule download_source)."""
+    return source["kind"] in DOWNLOADED_KINDS
+
+
 def local_source_files(source: dict) -> list[str]:
     """The files a `local` source reads (empty for the synthetic task)."""
     if source["kind"] != "local":

@@ -1,31 +1,37 @@
-"""The `prepare_dataset` stage: dispatch on the task's source kind and write the contract's jsonl files."""
+"""The `prepare_dataset` stage: read the task's source and write the contract's jsonl files."""
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .data import check_unique_ids, load_local_split
-from .demo_task import DemoTaskSpec, build_lexicon, generate_split
+from .data import check_unique_ids
 from .io_utils import write_jsonl
+from .sources import load_source_splits
+from .sources.download import verify
 
 log = logging.getLogger(__name__)
 
 
-def load_source_splits(source: dict, splits: list[str], base_dir: str | Path = ".") -> dict[str, list[dict]]:
-    if source["kind"] == "synthetic":
-        spec = DemoTaskSpec.from_config(source)
-        lexicon = build_lexicon(spec)
-        return {split: generate_split(spec, split, lexicon) for split in splits}
-    if source["kind"] == "local":
-        return {split: load_local_split(source, split, base_dir) for split in splits}
-    raise ValueError(f"unknown source kind '{source['kind']}' (expected synthetic or local)")
+def size_warnings(task: str, sizes: Mapping[str, int], expected: Mapping[str, int]) -> list[str]:
+    """One message per split whose size differs from the expected one (the paper's Appendix A)."""
+    return [
+        f"task {task}, split {split}: {sizes[split]} examples, but the paper reports {expected[split]} "
+        f"({sizes[split] - expected[split]:+d}); results may not be comparable"
+        for split in sizes
+        if split in expected and sizes[split] != expected[split]
+    ]
 
 
-def prepare_dataset(source: dict, outputs: Mapping[str, str | Path], base_dir: str | Path = ".") -> dict[str, int]:
+def prepare_dataset(
+    source: dict, outputs: Mapping[str, str | Path], base_dir: str | Path = ".", archive: str | Path | None = None, task: str = "?"
+) -> dict[str, int]:
     """Load every split, check it, and write `outputs[split]`; returns the number of records per split."""
-    splits = load_source_splits(source, list(outputs), base_dir)
+    if archive is not None:
+        verify(archive, source.get("checksum"), source.get("url", str(archive)))  # also a file placed by hand
+    splits = load_source_splits(source, list(outputs), base_dir, archive)
     sizes = {}
     for split, records in splits.items():
         if not records:
@@ -33,4 +39,7 @@ def prepare_dataset(source: dict, outputs: Mapping[str, str | Path], base_dir: s
         check_unique_ids(records, f"split '{split}'")
         sizes[split] = write_jsonl(outputs[split], records)
         log.info("%s: %d records -> %s", split, sizes[split], outputs[split])
+    for message in size_warnings(task, sizes, source.get("expected_sizes") or {}):
+        log.warning(message)
+        print(f"WARNING: {message}", file=sys.__stderr__)  # also on the driver's terminal, not only in the log
     return sizes
