@@ -10,6 +10,7 @@ from transformers import TrainerCallback
 from gold_textgen.checkpoints import resume_point
 from gold_textgen.gold_training import train_gold
 from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.sampling import TokenBudgetBatchSampler
 from gold_textgen.seq2seq_data import length_sorted_batches
 from gold_textgen.token_nll import write_token_nll
 from gold_textgen.training import TrainingJob, train_mle
@@ -55,14 +56,24 @@ class CrashAfterCheckpoint(TrainerCallback):
             raise RuntimeError(f"killed after checkpoint-{self.step}")
 
 
-@pytest.mark.parametrize("objective", ["mle", "gold_s"])
-def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, objective):
+@pytest.mark.parametrize(("objective", "max_tokens"), [("mle", None), ("gold_s", None), ("gold_s", 120)])
+def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, monkeypatch, objective, max_tokens):
     data_dir, tokenizer = tiny_data
+    budget_batches = []
+    original_iter = TokenBudgetBatchSampler.__iter__
+
+    def counting_iter(self):
+        for batch in original_iter(self):
+            budget_batches.append(len(batch))
+            yield batch
+
+    monkeypatch.setattr(TokenBudgetBatchSampler, "__iter__", counting_iter)
     (tmp_path / "tok").mkdir()
     tokenizer.save_pretrained(tmp_path / "tok")
     task = tiny_task(TINY_MODEL)
     task["mle"].update(max_steps=8)
     task["gold"].update(max_steps=8, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=3)
+    task["gold"]["max_tokens"] = max_tokens  # token-budget batches replay exactly too
     task["objectives"] = {"gold_s": {"reward": "s", "floor": 0.1, "baseline": 0.0, "min_weight": 0.1}}
     mle = TrainingJob(
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
@@ -95,6 +106,7 @@ def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, obj
         return [entry["eval_bleu"] for entry in json.loads((path / "log_history.json").read_text()) if "eval_bleu" in entry]
 
     assert dev_bleu(resumed) == dev_bleu(straight)
+    assert bool(budget_batches) == (max_tokens is not None)  # the token-budget sampler drew the batches
 
 
 def test_checkpoints_of_other_settings_are_discarded(tmp_path):
@@ -111,3 +123,22 @@ def test_length_sorted_batches_cover_every_index_once():
     batches = list(length_sorted_batches(lengths, 3))
     assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
     assert [[lengths[i] for i in batch] for batch in batches] == [[9, 9, 7], [4, 3, 2], [1]]
+
+
+def test_token_budget_batches_keep_the_budget_and_replay_per_epoch():
+    lengths = [5, 12, 3, 8, 8, 20, 1, 7, 9, 4, 16, 2]
+    sampler = TokenBudgetBatchSampler(lengths, max_tokens=24, seed=7)
+    batches = list(sampler)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    assert all(max(lengths[i] for i in batch) * len(batch) <= 24 for batch in batches)
+    # the sorted lengths cut greedily: [1 2 3 4] [5 7 8] [8 9] [12] [16] [20]
+    assert sorted(sorted(lengths[i] for i in batch) for batch in batches) == [[1, 2, 3, 4], [5, 7, 8], [8, 9], [12], [16], [20]]
+    assert len(sampler) == 6
+    assert list(sampler) == batches  # same seed and epoch, same batches
+    sampler.set_epoch(1)
+    assert list(sampler) != batches and len(list(sampler)) == len(batches)
+
+
+def test_an_example_over_the_token_budget_is_named():
+    with pytest.raises(ValueError, match="training example 1 has 30 tokens, more than max_tokens 24"):
+        TokenBudgetBatchSampler([5, 30, 3], max_tokens=24, seed=0)

@@ -65,6 +65,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         gold=gold,
         lagged_model=lagged,
         reward_model=reward_model,
+        max_tokens=settings["max_tokens"],
     )
     log.info("GOLD settings: %s", gold.to_dict())
     return run_and_save(trainer, job, {**settings, "gold": gold.to_dict()}, resume_from)

@@ -57,8 +57,20 @@ class MleTrainer(EpochSeededSampling, Seq2SeqTrainer):
     """The transformers Seq2SeqTrainer, with batch order that survives a resume (see sampling.py)."""
 
 
+def mixed_precision(precision: str, device_type: str) -> dict[str, bool]:
+    """Trainer flags for `precision`; mixed precision needs CUDA, so a CPU run (a GPU config tried on a
+    laptop, a test) trains in fp32 and says so in its log."""
+    if precision == "fp32":
+        return {}
+    if device_type != "cuda":
+        log.warning("precision %s needs a CUDA device; this %s run trains in fp32", precision, device_type)
+        return {}
+    return {precision: True}
+
+
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
     metric = job.task["metric"]
+    device = pick_device()
     values = dict(
         output_dir=str(job.checkpoint_dir),
         seed=job.seed,
@@ -84,11 +96,12 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         predict_with_generate=True,
         logging_steps=max(1, settings["eval_steps"] // 5),
         report_to="none",
-        use_cpu=pick_device().type == "cpu",
+        use_cpu=device.type == "cpu",
         dataloader_num_workers=0,
         # Batches of similar length waste less compute on padding (lengths vary 4..30 words in the demo).
         train_sampling_strategy="group_by_length" if settings["group_by_length"] else "random",
         disable_tqdm=False,
+        **mixed_precision(settings["precision"], device.type),
     )
     return Seq2SeqTrainingArguments(**(values | overrides))
 
@@ -176,5 +189,6 @@ def train_mle(job: TrainingJob) -> dict:
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), *job.callbacks],
+        max_tokens=settings["max_tokens"],
     )
     return run_and_save(trainer, job, settings, resume_from)
