@@ -36,8 +36,14 @@ wildcard_constraints:
 # text of its params changes, and the key order of a config file must not count as a change.
 
 
+@functools.cache
+def canonical_task(task):
+    """A task's settings in canonical key order, worked out once per task (thousands of jobs ask)."""
+    return gold_config.canonical(gold_config.task_config(config, task))
+
+
 def task_settings(wildcards):
-    return gold_config.canonical(gold_config.task_config(config, wildcards.task))
+    return canonical_task(wildcards.task)
 
 
 def source_settings(wildcards):
@@ -54,18 +60,29 @@ def training_settings(wildcards):
     return gold_config.canonical(gold_config.training_view(task_settings(wildcards), objective))
 
 
+@functools.cache
+def view_of_task(view, task):
+    """One of gold_config's views of a task (decoding, teacher forcing), once per task."""
+    return gold_config.canonical(getattr(gold_config, view)(canonical_task(task)))
+
+
 def decoding_settings(wildcards):
-    return gold_config.canonical(gold_config.decoding_view(task_settings(wildcards)))
+    return view_of_task("decoding_view", wildcards.task)
 
 
 def teacher_forcing_settings(wildcards):
-    return gold_config.canonical(gold_config.teacher_forcing_view(task_settings(wildcards)))
+    return view_of_task("teacher_forcing_view", wildcards.task)
+
+
+@functools.cache
+def task_decoder(task, decoder):
+    return gold_config.canonical(gold_config.decoder_view(config, task, decoder))
 
 
 def decoder_settings(wildcards):
-    """The decoder's search settings; its number of runs is not one (adding runs leaves the others alone)."""
-    decoder = {k: v for k, v in config["decoders"][wildcards.decoder].items() if k != "samples"}
-    return gold_config.canonical(decoder)
+    """The decoder's search settings with the task's overrides (e.g. its beam size); its number of runs is
+    not one (adding runs leaves the others alone)."""
+    return task_decoder(wildcards.task, wildcards.decoder)
 
 
 def local_source_files(wildcards):
@@ -188,6 +205,57 @@ def task_metrics(wildcards):
     return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}
 
 
+def compared_tasks():
+    """Tasks of the experiment for which the config lists the paper's numbers."""
+    return [task for task in EXPERIMENT["tasks"] if config["tasks"][task]["paper_results"]]
+
+
+def paper_results(wildcards):
+    return gold_config.canonical(
+        {task: config["tasks"][task]["paper_results"] for task in compared_tasks()}
+    )
+
+
+def paper_comparison_runs(wildcards):
+    """Every compared model's test outputs (first decoder of the experiment, first run) and NLL table, and
+    the lead-3 outputs of tasks that list that baseline."""
+    decoder = EXPERIMENT["decoders"][0]
+    sample = gold_config.sample_ids(config["decoders"][decoder])[0]
+    split = EXPERIMENT["eval_split"]
+    runs = [
+        {
+            "task": task,
+            "objective": objective,
+            "seed": seed,
+            "generations": f"results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl",
+            "nll": f"results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
+        }
+        for task in compared_tasks()
+        for objective in EXPERIMENT["objectives"]
+        for seed in EXPERIMENT["seeds"]
+    ]
+    runs += [
+        {
+            "task": task,
+            "objective": "lead3",
+            "seed": 0,
+            "generations": f"results/baselines/{task}/lead3/{split}.jsonl",
+            "nll": None,
+        }
+        for task in compared_tasks()
+        if "lead3" in config["tasks"][task]["baselines"]
+    ]
+    return runs
+
+
+def paper_comparison_inputs(wildcards):
+    runs = paper_comparison_runs(wildcards)
+    return {
+        "generations": [run["generations"] for run in runs],
+        "nll": [run["nll"] for run in runs if run["nll"]],
+    }
+
+
 def final_outputs(wildcards):
     """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports."""
     outputs = ["results/tables/main.csv", "results/tables/table1_main.csv"]
@@ -197,6 +265,13 @@ def final_outputs(wildcards):
     outputs += per_task("results/figures/{task}/nll_by_time_step.png")
     outputs += per_task("results/figures/{task}/exposure_bias.png")
     outputs += per_task("results/tables/{task}/diversity.csv")
+    if compared_tasks():
+        outputs.append("results/tables/paper_comparison.csv")
+    outputs += [
+        f"results/baselines/{task}/lead3/{EXPERIMENT['eval_split']}.json"
+        for task in EXPERIMENT["tasks"]
+        if "lead3" in config["tasks"][task]["baselines"]
+    ]
     if "mle" in EXPERIMENT["objectives"] and ANALYSIS["gold_objective"] is not None:
         outputs += per_task("results/tables/{task}/examples.md")
         outputs += per_task("results/human_eval/{task}/sheet.csv")

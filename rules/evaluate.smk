@@ -35,5 +35,25 @@ rule score:
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
+    params:
+        bleu_tokenize=lambda wildcards: config["tasks"][wildcards.task]["bleu_tokenize"],
     script:
         "../workflow_scripts/score.py"
+
+
+# snakemake --cores 1 results/baselines/cnndm/lead3/test.json
+rule lead3:
+    input:
+        "results/data/{task}/{split}.jsonl",
+    output:
+        generations="results/baselines/{task}/lead3/{split}.jsonl",
+        scores="results/baselines/{task}/lead3/{split}.json",
+    log:
+        "logs/lead3/{task}/{split}.log",
+    resources:
+        mem_mb=requested("cpu", "mem_mb"),
+        runtime=requested("cpu", "runtime"),
+    params:
+        bleu_tokenize=lambda wildcards: config["tasks"][wildcards.task]["bleu_tokenize"],
+    script:
+        "../workflow_scripts/lead3.py"

@@ -5,6 +5,7 @@ localrules:
     main_table,
     table1,
     table2,
+    paper_comparison,
 
 
 # snakemake --cores 1 results/tables/main.csv
@@ -61,3 +62,30 @@ rule table2:
         decoders=EXPERIMENT["sweep_decoders"],
     script:
         "../workflow_scripts/table2.py"
+
+
+# snakemake --cores all results/tables/paper_comparison.csv
+rule paper_comparison:
+    input:
+        unpack(paper_comparison_inputs),
+    output:
+        csv=report(
+            "results/tables/paper_comparison.csv",
+            caption="../report/paper_comparison.rst",
+            category="Tables",
+        ),
+        markdown="results/tables/paper_comparison.md",
+    log:
+        "logs/paper_comparison/paper_comparison.log",
+    params:
+        runs=paper_comparison_runs,
+        paper_results=paper_results,
+        bleu_tokenize={task: config["tasks"][task]["bleu_tokenize"] for task in EXPERIMENT["tasks"]},
+        our_models={
+            task: gold_config.model_label(config["tasks"][task]) for task in EXPERIMENT["tasks"]
+        },
+        bootstrap={
+            key: ANALYSIS[key] for key in ("bootstrap_resamples", "confidence", "seed_of_samples")
+        },
+    script:
+        "../workflow_scripts/paper_comparison.py"

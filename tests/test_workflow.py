@@ -327,3 +327,32 @@ def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
     # GOLD-p's own outputs: test greedy, and greedy, beam3, topk5 x 2 on the dev split; token NLL on both splits
     assert counts["decode"] == counts["score"] == 5 and counts["token_nll"] == 2
     assert counts["table1"] == counts["table2"] == counts["nll_histogram"] == 1
+
+
+def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_path):
+    """Adding a baseline and the paper's numbers to a finished run only scores lead-3 and builds the
+    comparison (the numbers below are made up for the test; configs/paper.yaml holds the paper's)."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    reported = {"mle": {"bleu": 10.0, "perplexity": 3.0}, "gold_s": {"bleu": 20.0, "rouge2": 5.0}, "lead3": {"rouge2": 1.0}}
+    overlay = tmp_path / "compare.yaml"
+    overlay.write_text(
+        yaml.safe_dump({"tasks": {"demo": {"baselines": ["lead3"], "paper_results": [{"table": "T", "model": "M", "results": reported}]}}})
+    )
+    targets = ("results/tables/paper_comparison.csv", "results/baselines/demo/lead3/test.json")
+    configs = ("--configfile", str(REPO / "configs" / "smoke.yaml"), str(overlay))
+    assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs).stdout) == {"lead3": 1, "paper_comparison": 1}
+    run_snakemake(workdir, *targets, "--cores", "1", *configs)
+
+    table = pd.read_csv(workdir / "results/tables/paper_comparison.csv")
+    assert len(table) == 5
+    main = pd.read_csv(workdir / "results/tables/main.csv", dtype={"seed": str})
+    for objective, metric in (("mle", "bleu"), ("mle", "perplexity"), ("gold_s", "bleu")):
+        row = table[(table["objective"] == objective) & (table["metric"] == metric)].iloc[0]
+        ours = main[(main["objective"] == objective) & (main["seed"] == "mean")].iloc[0][metric]
+        assert row["ours"] == pytest.approx(ours, rel=1e-3)
+        assert row["difference"] == pytest.approx(ours - reported[objective][metric], rel=1e-3)
+        assert row["ours_ci_low"] <= row["ours"] <= row["ours_ci_high"]
+    lead3 = json.loads((workdir / "results/baselines/demo/lead3/test.json").read_text())
+    assert table[table["objective"] == "lead3"].iloc[0]["ours"] == pytest.approx(lead3["rouge2"], rel=1e-3)
+    assert "| demo | T | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()

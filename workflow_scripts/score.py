@@ -9,4 +9,5 @@ with log_to_file(snakemake.log[0]):
     labels = {key: snakemake.wildcards[key] for key in ("task", "objective", "split", "decoder")}
     labels["seed"] = int(snakemake.wildcards.seed)
     labels["sample"] = int(snakemake.wildcards.sample)
-    write_scores(Path(snakemake.input.generations), Path(snakemake.input.nll), Path(snakemake.output[0]), labels)
+    output = Path(snakemake.output[0])
+    write_scores(Path(snakemake.input.generations), Path(snakemake.input.nll), output, labels, snakemake.params.bleu_tokenize)

@@ -8,6 +8,7 @@ Keys left out are filled with the schema's defaults, so the rest of the code see
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import jsonschema
@@ -36,7 +37,7 @@ def _with_defaults(validator_class):
 
 
 def _copy(value):
-    return yaml.safe_load(yaml.safe_dump(value))
+    return copy.deepcopy(value)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -77,7 +78,8 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str:
 
 def load_schema(schema_path: str | Path = SCHEMA_PATH) -> dict:
     with open(schema_path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        # libyaml's loader when present: the schema is parsed at every Snakemake start (dry runs included)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict:
@@ -124,6 +126,8 @@ def _check_references(config: dict) -> None:
                     f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
                 )
     for name, task in config["tasks"].items():
+        for decoder in task["decoder_overrides"]:
+            _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
         source = task["source"]
         if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
             raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
@@ -171,16 +175,19 @@ def uses_trained_tokenizer(task: dict) -> bool:
 
 
 DECODING_ONLY = ("length_penalty", "batch_size")
+# Task keys that only decoding and reporting read: changing them must not retrain anything.
+NOT_TRAINING = ("decoder_overrides", "baselines", "paper_results")
 
 
 def training_view(task: dict, objective: str) -> dict:
     """The task settings that can change the model trained with `objective`.
 
-    Decoding-only settings (beam length penalty, decoding batch size) are left out, so changing them
+    Decoding-only settings (beam length penalty, decoding batch size, per-task decoder overrides) and the
+    reporting keys (baselines, the paper's numbers) are left out, so changing them
     reruns decoding but never training; MLE ignores the GOLD settings, and a GOLD objective sees only
     its own entry of `objectives` (its MLE starting point is an input file, tracked by Snakemake).
     """
-    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives")}
+    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives", *NOT_TRAINING)}
     view["generation"] = {k: v for k, v in task["generation"].items() if k not in DECODING_ONLY}
     if objective == "mle":
         view["mle"] = task["mle"]
@@ -190,6 +197,14 @@ def training_view(task: dict, objective: str) -> dict:
         view["gold"] = task["gold"]
         view["objectives"] = {objective: task["objectives"][objective]}
     return view
+
+
+def decoder_view(config: dict, task: str, decoder: str) -> dict:
+    """A decoder's search settings for one task: the shared entry under `decoders`, updated with the task's
+    `decoder_overrides` for that name (the paper decodes each task with its own beam size)."""
+    settings = {key: value for key, value in config["decoders"][decoder].items() if key != "samples"}
+    settings.update(config["tasks"][task]["decoder_overrides"].get(decoder, {}))
+    return settings
 
 
 def decoding_view(task: dict) -> dict:
@@ -212,6 +227,17 @@ DOWNLOADED_KINDS = ("nqg_zhou2017", "iwslt14_fairseq")
 def needs_download(source: dict) -> bool:
     """Sources read from an archive that the workflow downloads first (rule download_source)."""
     return source["kind"] in DOWNLOADED_KINDS
+
+
+def model_label(task: dict) -> str:
+    """A short description of a task's model, for tables: the checkpoint name, or the from-scratch shape."""
+    model = task["model"]
+    if model["kind"] == "pretrained":
+        return str(model["name_or_path"])
+    return (
+        f"{model['architecture']} {model['encoder_layers']}+{model['decoder_layers']} layers, d {model['d_model']}, "
+        f"{model['attention_heads']} heads, FFN {model['ffn_dim']} (from scratch)"
+    )
 
 
 def local_source_files(source: dict) -> list[str]:

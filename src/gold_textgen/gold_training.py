@@ -60,7 +60,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         train_dataset=train_set,
         eval_dataset=valid_set,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], job.task["bleu_tokenize"]),
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync, *job.callbacks],
         gold=gold,
         lagged_model=lagged,

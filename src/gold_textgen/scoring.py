@@ -22,18 +22,22 @@ def nll_summary(table: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def score_generations(generations: list[dict], nll_table: pd.DataFrame) -> dict:
+def score_generations(generations: list[dict], nll_table: pd.DataFrame | None, bleu_tokenize: str = "13a") -> dict:
+    """BLEU, ROUGE and output length; perplexity and token accuracy too when the model's NLL table is given
+    (a baseline such as lead-3 has none)."""
     hypotheses = [g["hypothesis"] for g in generations]
     references = [g["reference"] for g in generations]
-    bleu, signature = metrics.corpus_bleu(hypotheses, references)
+    bleu, signature = metrics.corpus_bleu(hypotheses, references, bleu_tokenize)
     scores = {"bleu": bleu, "bleu_signature": signature, **metrics.corpus_rouge(hypotheses, references)}
-    scores.update(nll_summary(nll_table))
+    if nll_table is not None:
+        scores.update(nll_summary(nll_table))
     scores["num_examples"] = len(generations)
     scores["mean_output_words"] = sum(len(h.split()) for h in hypotheses) / max(1, len(hypotheses))
     return scores
 
 
-def write_scores(generations_path: Path, nll_path: Path, output_path: Path, labels: dict) -> dict:
-    scores = {**labels, **score_generations(read_jsonl(generations_path), pd.read_parquet(nll_path))}
+def write_scores(generations_path: Path, nll_path: Path | None, output_path: Path, labels: dict, bleu_tokenize: str = "13a") -> dict:
+    nll_table = pd.read_parquet(nll_path) if nll_path is not None else None
+    scores = {**labels, **score_generations(read_jsonl(generations_path), nll_table, bleu_tokenize)}
     write_json(output_path, scores)
     return scores

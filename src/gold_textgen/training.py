@@ -79,6 +79,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         lr_scheduler_type=settings["lr_scheduler"],
         warmup_steps=settings["warmup_steps"],
         weight_decay=settings["weight_decay"],
+        adam_beta2=settings["adam_beta2"],
         per_device_train_batch_size=settings["batch_size"],
         per_device_eval_batch_size=settings["batch_size"],
         gradient_accumulation_steps=settings["gradient_accumulation_steps"],
@@ -106,7 +107,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
     return Seq2SeqTrainingArguments(**(values | overrides))
 
 
-def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str):
+def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, bleu_tokenize: str = "13a"):
     """Decode generated ids and labels, then score them with the task metric."""
 
     def compute(prediction) -> dict[str, float]:
@@ -114,7 +115,7 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str):
         labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
         hypotheses = tokenizer.batch_decode(predictions, skip_special_tokens=True)
         references = tokenizer.batch_decode(labels, skip_special_tokens=True)
-        return {metric: metrics.task_metric(metric, hypotheses, references)}
+        return {metric: metrics.task_metric(metric, hypotheses, references, bleu_tokenize)}
 
     return compute
 
@@ -187,7 +188,7 @@ def train_mle(job: TrainingJob) -> dict:
         train_dataset=train_set,
         eval_dataset=valid_set,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"]),
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], job.task["bleu_tokenize"]),
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), *job.callbacks],
         max_tokens=settings["max_tokens"],
     )

@@ -1,0 +1,131 @@
+"""Our numbers beside the paper's: for every number a task's `paper_results` lists (Tables 1 and 3, the
+lead-3 baselines), the mean over our training seeds, a percentile-bootstrap interval of that mean over
+test examples (the same resampled examples for every seed), and the difference.
+
+The paper's R-L is summary-level ROUGE-L (files2rouge), so it is compared with our ROUGE-Lsum; its BLEU
+and perplexity with ours as the tables report them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from . import metrics
+from .io_utils import read_jsonl
+
+OUR_COLUMN = {"bleu": "bleu", "rouge1": "rouge1", "rouge2": "rouge2", "rougeL": "rougeLsum", "perplexity": "perplexity"}
+COLUMNS = [
+    "task",
+    "paper_table",
+    "paper_model",
+    "our_model",
+    "objective",
+    "metric",
+    "paper",
+    "ours",
+    "ours_ci_low",
+    "ours_ci_high",
+    "difference",
+    "paper_in_ci",
+    "n_seeds",
+]
+
+
+@dataclass
+class Run:
+    """One model's (or baseline's) test outputs: generations and, for a model, its token NLL table."""
+
+    task: str
+    objective: str
+    seed: int
+    generations: str
+    nll: str | None = None
+
+
+class ExampleStatistics:
+    """Per-example quantities of one run from which any resample's corpus metric follows."""
+
+    def __init__(self, run: Run, bleu_tokenize: str):
+        rows = read_jsonl(run.generations)
+        self.ids = [row["id"] for row in rows]
+        hypotheses, references = [r["hypothesis"] for r in rows], [r["reference"] for r in rows]
+        self.tokenize = bleu_tokenize
+        self.bleu = metrics.bleu_statistics(hypotheses, references, bleu_tokenize)
+        self.rouge = metrics.rouge_per_example(hypotheses, references)
+        self.nll = self.tokens = None
+        if run.nll is not None:
+            per_example = pd.read_parquet(run.nll).groupby("example")["nll"].agg(["sum", "count"]).reindex(range(len(rows)), fill_value=0)
+            self.nll, self.tokens = per_example["sum"].to_numpy(float), per_example["count"].to_numpy(float)
+
+    def score(self, column: str, resamples: np.ndarray) -> np.ndarray:
+        """The metric of each resample (rows of example indices); the full data is `np.arange(n)[None]`."""
+        if column == "bleu":
+            return np.array([metrics.bleu_from_statistics(self.bleu[row].sum(axis=0), self.tokenize) for row in resamples])
+        if column == "perplexity":
+            if self.nll is None:
+                return np.full(len(resamples), np.nan)
+            return np.exp(self.nll[resamples].sum(axis=1) / self.tokens[resamples].sum(axis=1))
+        return self.rouge[column][resamples].mean(axis=1)
+
+
+def seed_mean_with_interval(
+    runs: Sequence[ExampleStatistics], column: str, resamples: int, confidence: float, seed: int
+) -> tuple[float, float, float]:
+    """(mean over runs of the metric, and the percentile-bootstrap interval of that mean)."""
+    size = len(runs[0].ids)
+    if any(run.ids != runs[0].ids for run in runs):
+        raise ValueError("the runs being averaged were scored on different examples")
+    full = np.arange(size)[None, :]
+    point = float(np.mean([run.score(column, full)[0] for run in runs]))
+    indices = np.random.default_rng(seed).integers(0, size, size=(resamples, size))
+    means = np.mean([run.score(column, indices) for run in runs], axis=0)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return point, float(low), float(high)
+
+
+def comparison_table(
+    runs: Sequence[Run],
+    paper_results: dict[str, list[dict]],
+    bleu_tokenize: dict[str, str],
+    our_models: dict[str, str],
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per number the paper reports for a task of ours; `ours` is empty where we have no such run."""
+    statistics: dict[tuple[str, str], list[ExampleStatistics]] = {}
+    for run in runs:
+        statistics.setdefault((run.task, run.objective), []).append(ExampleStatistics(run, bleu_tokenize[run.task]))
+    rows = []
+    for task, tables in paper_results.items():
+        for entry in tables:
+            for objective, numbers in entry["results"].items():
+                ours = statistics.get((task, objective))
+                for metric, paper in numbers.items():
+                    row = {"task": task, "paper_table": entry["table"], "paper_model": entry["model"], "objective": objective}
+                    row.update(metric=metric, paper=paper, our_model=our_models[task] if objective != "lead3" else "lead-3")
+                    if ours:
+                        point, low, high = seed_mean_with_interval(ours, OUR_COLUMN[metric], resamples, confidence, seed)
+                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, difference=point - paper)
+                        row.update(paper_in_ci=bool(low <= paper <= high), n_seeds=len(ours))
+                    rows.append(row)
+    return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for _, row in table.iterrows():
+        if pd.isna(row["ours"]):
+            ours, difference = "not run", "-"
+        else:
+            ours, difference = f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})", f"{row['difference']:+.2f}"
+        cells = [row["task"], str(row["paper_table"]), row["objective"], row["metric"], f"{row['paper']:.2f}", ours, difference]
+        cells.append(f"{row['paper_model']} / {row['our_model']}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

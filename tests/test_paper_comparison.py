@@ -1,0 +1,79 @@
+"""Lead-3 and the comparison with the paper's numbers: known answers on hand-made outputs."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gold_textgen import metrics
+from gold_textgen.baselines import lead, split_sentences
+from gold_textgen.paper_comparison import ExampleStatistics, Run, comparison_table, seed_mean_with_interval
+
+
+def test_sentences_split_at_newlines_or_sentence_ends():
+    assert split_sentences("One.\nTwo two.\nThree.\nFour.") == ["One.", "Two two.", "Three.", "Four."]
+    text = '(CNN) The U.S. team won 3-1. "It was great!" he said. Mr. Smith left at 5 p.m. on Monday. 2015 was good.'
+    sentences = ["(CNN) The U.S. team won 3-1.", '"It was great!" he said.', "Mr. Smith left at 5 p.m. on Monday.", "2015 was good."]
+    assert split_sentences(text) == sentences
+    assert lead(text) == '(CNN) The U.S. team won 3-1.\n"It was great!" he said.\nMr. Smith left at 5 p.m. on Monday.'
+    assert lead("Only one sentence here") == "Only one sentence here"
+
+
+def test_bleu_statistics_sum_to_the_corpus_score():
+    hypotheses = ["the cat sat on the mat", "a dog barks loudly today", "hello there"]
+    references = ["the cat sat on a mat", "the dog barks loudly", "hello there friend"]
+    statistics = metrics.bleu_statistics(hypotheses, references)
+    assert statistics.shape[0] == 3
+    assert metrics.bleu_from_statistics(statistics.sum(axis=0)) == pytest.approx(metrics.corpus_bleu(hypotheses, references)[0])
+    first = metrics.corpus_bleu(hypotheses[:1], references[:1])[0]
+    assert metrics.bleu_from_statistics(statistics[[0]].sum(axis=0)) == pytest.approx(first)
+
+
+def write_run(tmp_path, name, hypotheses, references, nll=None) -> Run:
+    generations = tmp_path / f"{name}.jsonl"
+    rows = [{"id": f"x{i}", "hypothesis": h, "reference": r} for i, (h, r) in enumerate(zip(hypotheses, references, strict=True))]
+    generations.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    nll_path = None
+    if nll is not None:
+        nll_path = tmp_path / f"{name}.parquet"
+        table = pd.DataFrame([{"example": e, "position": p, "nll": v} for e, values in enumerate(nll) for p, v in enumerate(values)])
+        table.to_parquet(nll_path)
+    return Run("t", "mle", 1, str(generations), str(nll_path) if nll_path else None)
+
+
+def test_perfect_outputs_have_a_degenerate_interval(tmp_path):
+    texts = ["a b c d", "e f g h", "i j k l", "m n o p"]
+    runs = [ExampleStatistics(write_run(tmp_path, "r", texts, texts), "13a")]
+    assert seed_mean_with_interval(runs, "rouge2", 200, 0.95, 0) == pytest.approx((100.0, 100.0, 100.0))
+    assert seed_mean_with_interval(runs, "bleu", 200, 0.95, 0) == pytest.approx((100.0, 100.0, 100.0))
+
+
+def test_seed_mean_and_perplexity_follow_the_token_nll(tmp_path):
+    references = ["a b", "c d", "e f"]
+    first = write_run(tmp_path, "s1", references, references, nll=[[0.5, 0.5], [1.0], [0.0, 1.5, 1.5]])
+    second = write_run(tmp_path, "s2", references, references, nll=[[1.0, 1.0], [1.0], [1.0, 1.0, 1.0]])
+    runs = [ExampleStatistics(first, "13a"), ExampleStatistics(second, "13a")]
+    point, low, high = seed_mean_with_interval(runs, "perplexity", 500, 0.95, 0)
+    assert point == pytest.approx((np.exp(5.0 / 6) + np.exp(1.0)) / 2)
+    assert low <= point <= high
+
+
+def test_examples_must_match_across_seeds(tmp_path):
+    a = ExampleStatistics(write_run(tmp_path, "a", ["x"], ["x"]), "13a")
+    b = ExampleStatistics(write_run(tmp_path, "b", ["x", "y"], ["x", "y"]), "13a")
+    with pytest.raises(ValueError, match="different examples"):
+        seed_mean_with_interval([a, b], "rouge1", 100, 0.95, 0)
+
+
+def test_comparison_rows_put_ours_beside_the_paper(tmp_path):
+    texts = ["a b c d", "e f g h", "i j k l"]
+    run = write_run(tmp_path, "r", texts, texts, nll=[[0.1], [0.1], [0.1]])
+    paper = {"t": [{"table": "3", "model": "M", "results": {"mle": {"rouge2": 90.0, "perplexity": 1.0}, "gold_s": {"rouge2": 95.0}}}]}
+    table = comparison_table([run], paper, {"t": "13a"}, {"t": "ours"}, resamples=100)
+    mle = table[(table["objective"] == "mle") & (table["metric"] == "rouge2")].iloc[0]
+    assert (mle["paper"], mle["ours"], mle["difference"], mle["paper_in_ci"], mle["n_seeds"]) == (90.0, 100.0, 10.0, False, 1)
+    perplexity = table[table["metric"] == "perplexity"].iloc[0]
+    assert perplexity["ours"] == pytest.approx(np.exp(0.1)) and perplexity["difference"] == pytest.approx(np.exp(0.1) - 1.0)
+    gold_s = table[table["objective"] == "gold_s"].iloc[0]
+    assert gold_s["paper"] == 95.0 and pd.isna(gold_s["ours"])  # not run: the paper's number stands alone

@@ -1,0 +1,80 @@
+"""configs/paper.yaml: the full grid of the paper's transformer experiments, and where each setting comes from."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from conftest import REPO, run_snakemake
+from test_workflow import job_counts
+
+from gold_textgen.config import validate_config
+
+PAPER = REPO / "configs" / "paper.yaml"
+TASKS, OBJECTIVES, SEEDS = 4, 4, 3
+MODELS = TASKS * OBJECTIVES * SEEDS
+SWEEP_RUNS = 1 + 1 + 1 + 3 + 3  # greedy, beam 3, beam 5, 3 x top-k 5, 3 x top-k 20 (dev)
+# Per model: the test split with the task's own decoder, the dev sweep, and the task decoder on the dev split
+# (the figures' split). Token NLL once per model and split (test, dev).
+EXPECTED_JOBS = {
+    "download_source": 2,  # NQG and IWSLT14 archives (CNN/DM and XSum come through the datasets library)
+    "prepare_dataset": TASKS,
+    "lead3": 2,  # CNN/DM and XSum
+    "train_tokenizer": 1,  # IWSLT14's joint BPE; the BART tasks use BART's tokenizer
+    "train_mle": TASKS * SEEDS,
+    "cache_rewards": TASKS * SEEDS,
+    "train_gold": TASKS * (OBJECTIVES - 1) * SEEDS,
+    "decode": MODELS * (1 + SWEEP_RUNS + 1),
+    "token_nll": MODELS * 2,
+    "score": MODELS * (1 + SWEEP_RUNS),
+    "main_table": 1,
+    "table1": 1,
+    "table2": 1,
+    "paper_comparison": 1,
+    **{rule: TASKS for rule in ("nll_histogram", "nll_by_time_step", "exposure_bias", "diversity", "examples", "human_eval_sheet")},
+    "all": 1,
+}
+
+
+@pytest.mark.workflow
+def test_dry_run_lists_the_whole_paper_grid(tmp_path):
+    result = run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(PAPER))
+    assert job_counts(result.stdout) == EXPECTED_JOBS
+
+
+@pytest.fixture(scope="module")
+def paper() -> dict:
+    base = yaml.safe_load((REPO / "config.yaml").read_text())
+    return validate_config({**base, **yaml.safe_load(PAPER.read_text())})
+
+
+def test_splits_models_and_seeds_are_the_papers(paper):
+    expected = {
+        "nqg": (86229, 8913, 8919),
+        "cnndm": (287227, 13368, 11490),
+        "xsum": (204045, 11332, 11334),
+        "iwslt14": (160239, 7283, 6750),
+    }
+    for task, sizes in expected.items():
+        assert tuple(paper["tasks"][task]["source"]["expected_sizes"][s] for s in ("train", "valid", "test")) == sizes
+    assert paper["experiment"]["seeds"] == [1, 12, 123]
+    assert {paper["tasks"][t]["model"].get("name_or_path") for t in ("nqg", "cnndm", "xsum")} == {"facebook/bart-large"}
+    iwslt = paper["tasks"]["iwslt14"]["model"]
+    shape = tuple(iwslt[key] for key in ("encoder_layers", "decoder_layers", "d_model", "attention_heads", "ffn_dim"))
+    assert shape == (6, 6, 512, 4, 1024)
+    assert {t: paper["tasks"][t]["metric"] for t in expected} == {"nqg": "bleu", "cnndm": "rouge2", "xsum": "rouge2", "iwslt14": "bleu"}
+
+
+def test_every_training_setting_names_its_source():
+    """Each line inside a task's mle/gold/objectives/generation/source block carries a comment, and each
+    comment of a training setting cites [A], [script], [fairseq-bart], [fairseq-mt] or [choice] (or explains itself)."""
+    block, missing = None, []
+    for number, line in enumerate(PAPER.read_text().splitlines(), start=1):
+        key = re.match(r"^    (\w+):", line)
+        if key:
+            block = key.group(1)
+        setting = re.match(r"^ {6,}\w+: \S", line)
+        if block in ("mle", "gold") and setting and "#" not in line:
+            missing.append(f"paper.yaml:{number}: {line.strip()}")
+    assert not missing, "settings without a source comment:\n" + "\n".join(missing)

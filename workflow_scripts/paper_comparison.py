@@ -1,0 +1,19 @@
+"""Snakemake adapter: rule paper_comparison -> gold_textgen.paper_comparison."""
+
+from gold_textgen.io_utils import write_csv, write_text
+from gold_textgen.logs import log_to_file
+from gold_textgen.paper_comparison import Run, comparison_table, to_markdown
+
+with log_to_file(snakemake.log[0]):
+    bootstrap = snakemake.params.bootstrap
+    table = comparison_table(
+        [Run(**run) for run in snakemake.params.runs],
+        snakemake.params.paper_results,
+        snakemake.params.bleu_tokenize,
+        snakemake.params.our_models,
+        resamples=bootstrap["bootstrap_resamples"],
+        confidence=bootstrap["confidence"],
+        seed=bootstrap["seed_of_samples"],
+    )
+    write_csv(snakemake.output.csv, table, float_format="%.4f")
+    write_text(snakemake.output.markdown, to_markdown(table))
