@@ -2,10 +2,11 @@
 #
 #   snakemake --cores all                       the default experiment (config.yaml: the demo task)
 #   snakemake --cores all results/tables/main.csv   one target and only what it needs
-#   snakemake --configfile configs/<name>.yaml  another experiment
+#   snakemake --configfile configs/<name>.yaml  another experiment (configs/paper.yaml: the paper's grid)
 #
-# Stages: data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per objective and seed
-#         -> decoding (per decoder and sampling run) -> token NLL + scores -> tables (1, 2), figures, analyses.
+# Stages: [download] -> data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per
+#         objective and seed -> decoding (per decoder and sampling run) -> token NLL + scores [+ lead-3]
+#         -> tables (1, 2, comparison with the paper), figures, analyses.
 #   snakemake --report report.html              one self-contained report of every table and figure
 
 
