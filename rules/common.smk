@@ -201,6 +201,13 @@ def requested(stage, key):
     return value
 
 
+def experiment_request(stage, key):
+    """A resource for a job over every task (the paper comparison): the largest of the tasks' requests.
+    Scoring all test outputs of a large grid with bootstrap takes minutes, so it is a cluster job.
+    """
+    return max(stage_request(task, stage)[key] for task in EXPERIMENT["tasks"])
+
+
 def task_metrics(wildcards):
     return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}
 

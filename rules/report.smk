@@ -1,11 +1,11 @@
-# Tables, built from score files alone (seconds of CPU: run on the submitting host under a cluster).
+# Tables, built from score files alone (seconds of CPU: run on the submitting host under a cluster), and
+# the comparison with the paper, which rescores every test output with bootstrap (minutes: a cluster job).
 
 
 localrules:
     main_table,
     table1,
     table2,
-    paper_comparison,
 
 
 # snakemake --cores 1 results/tables/main.csv
@@ -77,6 +77,9 @@ rule paper_comparison:
         markdown="results/tables/paper_comparison.md",
     log:
         "logs/paper_comparison/paper_comparison.log",
+    resources:
+        mem_mb=experiment_request("cpu", "mem_mb"),
+        runtime=experiment_request("cpu", "runtime"),
     params:
         runs=paper_comparison_runs,
         paper_results=paper_results,
