@@ -85,6 +85,10 @@ def decoder_settings(wildcards):
     return task_decoder(wildcards.task, wildcards.decoder)
 
 
+def bleu_tokenize(wildcards):
+    return config["tasks"][wildcards.task]["bleu_tokenize"]
+
+
 def local_source_files(wildcards):
     """The user's files of a `local` task, so that editing them rebuilds the dataset."""
     return gold_config.local_source_files(source_settings(wildcards))
@@ -223,6 +227,11 @@ def paper_results(wildcards):
     )
 
 
+def lead3_tasks(tasks):
+    """The tasks among `tasks` that list the lead-3 baseline."""
+    return [task for task in tasks if "lead3" in config["tasks"][task]["baselines"]]
+
+
 def paper_comparison_runs(wildcards):
     """Every compared model's test outputs (first decoder of the experiment, first run) and NLL table, and
     the lead-3 outputs of tasks that list that baseline."""
@@ -249,8 +258,7 @@ def paper_comparison_runs(wildcards):
             "generations": f"results/baselines/{task}/lead3/{split}.jsonl",
             "nll": None,
         }
-        for task in compared_tasks()
-        if "lead3" in config["tasks"][task]["baselines"]
+        for task in lead3_tasks(compared_tasks())
     ]
     return runs
 
@@ -276,8 +284,7 @@ def final_outputs(wildcards):
         outputs.append("results/tables/paper_comparison.csv")
     outputs += [
         f"results/baselines/{task}/lead3/{EXPERIMENT['eval_split']}.json"
-        for task in EXPERIMENT["tasks"]
-        if "lead3" in config["tasks"][task]["baselines"]
+        for task in lead3_tasks(EXPERIMENT["tasks"])
     ]
     if "mle" in EXPERIMENT["objectives"] and ANALYSIS["gold_objective"] is not None:
         outputs += per_task("results/tables/{task}/examples.md")

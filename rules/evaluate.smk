@@ -36,7 +36,7 @@ rule score:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        bleu_tokenize=lambda wildcards: config["tasks"][wildcards.task]["bleu_tokenize"],
+        bleu_tokenize=bleu_tokenize,
     script:
         "../workflow_scripts/score.py"
 
@@ -54,6 +54,6 @@ rule lead3:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        bleu_tokenize=lambda wildcards: config["tasks"][wildcards.task]["bleu_tokenize"],
+        bleu_tokenize=bleu_tokenize,
     script:
         "../workflow_scripts/lead3.py"

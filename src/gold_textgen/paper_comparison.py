@@ -8,6 +8,7 @@ and perplexity with ours as the tables report them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,28 +48,42 @@ class Run:
 
 
 class ExampleStatistics:
-    """Per-example quantities of one run from which any resample's corpus metric follows."""
+    """Per-example quantities of one run from which any resample's corpus metric follows; each is worked
+    out on first use, so a BLEU task never pays for ROUGE and a baseline never reads an NLL table."""
 
     def __init__(self, run: Run, bleu_tokenize: str):
         rows = read_jsonl(run.generations)
         self.ids = [row["id"] for row in rows]
-        hypotheses, references = [r["hypothesis"] for r in rows], [r["reference"] for r in rows]
+        self.hypotheses, self.references = [r["hypothesis"] for r in rows], [r["reference"] for r in rows]
         self.tokenize = bleu_tokenize
-        self.bleu = metrics.bleu_statistics(hypotheses, references, bleu_tokenize)
-        self.rouge = metrics.rouge_per_example(hypotheses, references)
-        self.nll = self.tokens = None
-        if run.nll is not None:
-            per_example = pd.read_parquet(run.nll).groupby("example")["nll"].agg(["sum", "count"]).reindex(range(len(rows)), fill_value=0)
-            self.nll, self.tokens = per_example["sum"].to_numpy(float), per_example["count"].to_numpy(float)
+        self.nll_path = run.nll
+
+    @functools.cached_property
+    def bleu(self) -> np.ndarray:
+        return metrics.bleu_statistics(self.hypotheses, self.references, self.tokenize)
+
+    @functools.cached_property
+    def rouge(self) -> dict[str, np.ndarray]:
+        return metrics.rouge_per_example(self.hypotheses, self.references)
+
+    @functools.cached_property
+    def nll_and_tokens(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Summed token NLL and token count per example (None for a run without an NLL table)."""
+        if self.nll_path is None:
+            return None
+        table = pd.read_parquet(self.nll_path).groupby("example")["nll"].agg(["sum", "count"])
+        table = table.reindex(range(len(self.ids)), fill_value=0)
+        return table["sum"].to_numpy(float), table["count"].to_numpy(float)
 
     def score(self, column: str, resamples: np.ndarray) -> np.ndarray:
         """The metric of each resample (rows of example indices); the full data is `np.arange(n)[None]`."""
         if column == "bleu":
             return np.array([metrics.bleu_from_statistics(self.bleu[row].sum(axis=0), self.tokenize) for row in resamples])
         if column == "perplexity":
-            if self.nll is None:
+            if self.nll_and_tokens is None:
                 return np.full(len(resamples), np.nan)
-            return np.exp(self.nll[resamples].sum(axis=1) / self.tokens[resamples].sum(axis=1))
+            nll, tokens = self.nll_and_tokens
+            return np.exp(nll[resamples].sum(axis=1) / tokens[resamples].sum(axis=1))
         return self.rouge[column][resamples].mean(axis=1)
 
 

@@ -59,12 +59,12 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
     limit = source["max_train_words"] if split == "train" else None
     markers = tuple(source["answer_markers"])
     records = []
-    for (where, sentence), (tag_where, tag_line), (question_where, question) in zip(sentences, tags, questions, strict=True):
+    rows = zip(sentences, tags, questions, strict=True)
+    for line, ((_, sentence), (tag_where, tag_line), (question_where, question)) in enumerate(rows, start=1):
         words, question_words = sentence.split(), question.split()
         if limit is not None and (len(words) > limit or len(question_words) > limit):
             continue
         marked, answer = mark_answer(words, tag_line.split(), markers, tag_where)
-        line = where.rsplit(":", 1)[-1]
         records.append(make_record(f"{split}-{line}", marked, question, question_where, {"answer": answer}))
     return records
 
