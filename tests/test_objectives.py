@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from gold_textgen.objectives import delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
+from gold_textgen.objectives import after_eos_term, delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
 
 
 def test_importance_weight_is_floored_probability():
@@ -55,6 +55,35 @@ def test_after_eos_slots_add_nothing_and_batch_padding_does_not_matter():
     assert returns[0].tolist() == [6.0, 5.0, 3.0, 0.0, 0.0]
     alone = windowed_returns(rewards[:1, :3], mask[:1, :3], horizon=5, gamma=1.0)
     assert returns[0, :3].tolist() == alone[0].tolist()
+
+
+def test_gold_p_returns_near_eos_subtract_the_baseline_once():
+    # Every log p_MLE = -1, 8 reference tokens, b = -60, H = 5: a return is sum_j log p_{t+j} - b over the
+    # tokens left in the window, i.e. -(tokens in window) + 60.
+    probs = torch.full((1, 8), math.exp(-1.0))
+    mask = torch.ones(1, 8, dtype=torch.bool)
+    terms = per_token_rewards(probs, "p", floor=1.0, baseline=-60.0, horizon=5)
+    returns = windowed_returns(terms, mask, 5, 1.0, after_eos_term(-60.0, 5))
+    assert torch.allclose(returns, torch.tensor([[54.0, 54.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0]]), atol=1e-4)
+
+
+def test_gold_p_returns_do_not_depend_on_the_rest_of_the_batch():
+    torch.manual_seed(3)
+    probs = torch.rand(3, 9) * 0.9 + 0.05
+    mask = torch.tensor([[True] * 9, [True] * 4 + [False] * 5, [True] * 7 + [False] * 2])
+    past_eos = after_eos_term(-60.0, 5)
+    terms = per_token_rewards(probs, "p", floor=1.0, baseline=-60.0, horizon=5)
+    together = windowed_returns(terms, mask, 5, 1.0, past_eos)
+    for row in range(3):
+        length = int(mask[row].sum())
+        alone = windowed_returns(terms[row : row + 1, :length], mask[row : row + 1, :length], 5, 1.0, past_eos)
+        assert torch.allclose(together[row, :length], alone[0])
+        assert together[row, length:].eq(0).all()
+
+
+def test_after_eos_term_is_the_baseline_share():
+    assert after_eos_term(-60.0, 5) == 10.0
+    assert after_eos_term(0.0, 5) == 0.0  # GOLD-s: slots past EOS add nothing
 
 
 def test_delta_returns_are_one_on_real_tokens():

@@ -26,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, Seq2SeqTrainer, TrainerCallback
 
-from .objectives import REWARD_KINDS, delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
+from .objectives import REWARD_KINDS, after_eos_term, delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
 from .sampling import EpochSeededSampling
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,8 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
         else:
             probs = self.reward_token_probs(model_inputs, labels, cached)
             terms = per_token_rewards(probs, self.gold.reward, self.gold.floor, self.gold.baseline, self.gold.horizon)
-            returns = windowed_returns(terms, mask, self.gold.horizon, self.gold.gamma)
+            past_eos = after_eos_term(self.gold.baseline, self.gold.horizon)
+            returns = windowed_returns(terms, mask, self.gold.horizon, self.gold.gamma, past_eos)
         outputs = model(**model_inputs)
         parts = weighted_nll(torch.log_softmax(outputs.logits.float(), dim=-1), labels, weights, returns, self.gold.label_smoothing)
         normaliser = num_items_in_batch if num_items_in_batch is not None else parts.num_tokens

@@ -41,7 +41,8 @@ def per_token_rewards(reward_token_probs: torch.Tensor, kind: str, floor: float,
     Baseline convention: `baseline` b is the paper's **return** baseline (GOLD-p: b = -60). A return sums
     H + 1 terms (the current token and the next H = `horizon`), so each term carries b / (H + 1); with the
     default H = 5 that is the authors' code's per-term -10. While no floor is active the two conventions
-    give the same return: sum_j (log p_j - b / (H + 1)) = sum_j log p_j - b.
+    give the same return: sum_j (log p_j - b / (H + 1)) = sum_j log p_j - b. Near EOS the missing window
+    slots still carry their share (`after_eos_term`), so b is subtracted once from every return.
     """
     if kind not in ("p", "s"):
         raise ValueError(f"per-token rewards exist for kinds 'p' and 's', not '{kind}'")
@@ -50,20 +51,34 @@ def per_token_rewards(reward_token_probs: torch.Tensor, kind: str, floor: float,
     return (values - baseline / (horizon + 1)).clamp(min=floor)
 
 
-def windowed_returns(rewards: torch.Tensor, mask: torch.Tensor, horizon: int, gamma: float) -> torch.Tensor:
-    """Q_t = sum_{j=0..H} gamma^j g_{t+j} over real tokens only, [B, T].
+def windowed_returns(
+    rewards: torch.Tensor, mask: torch.Tensor, horizon: int, gamma: float, after_eos: float = 0.0
+) -> torch.Tensor:
+    """Q_t = sum_{j=0..H} gamma^j g_{t+j}, [B, T]; `after_eos` is the term of a window slot past EOS.
 
-    After-EOS rule: the episode ends with EOS, so window slots past a sequence's last real token add
-    nothing. A token's return therefore depends only on its own sequence, never on how long the other
-    sequences in the batch are (the authors' code reads padding or a fill value there, which differs
-    between the longest and the other sequences of a batch). Returns at padding positions are 0.
+    After-EOS rule: the episode ends with EOS, so a window slot past a sequence's last real token has no
+    reward of its own, but the return baseline is part of every return: such a slot carries only its
+    share of the baseline, `after_eos = -b / (H + 1)` (see `after_eos_term`; GOLD-p with b = -60: +10,
+    GOLD-s with b = 0: 0). Every return then subtracts b exactly once, as in the paper's formula, and a
+    token's return depends only on its own sequence, never on how long the other sequences in the batch
+    are (the authors' code reads padding or a fill value there, which differs between the longest and the
+    other sequences of a batch). Returns at padding positions are 0.
     """
-    gated = rewards * mask.to(rewards.dtype)
-    returns = torch.zeros_like(gated)
+    real = mask.to(rewards.dtype)
+    gated = rewards * real + after_eos * (1.0 - real)
+    # Slots past the end of the tensor are past EOS for every sequence.
+    padded = torch.cat([gated, gated.new_full((gated.shape[0], horizon), after_eos)], dim=1)
     length = gated.shape[1]
-    for offset in range(min(horizon, length - 1) + 1):
-        returns[:, : length - offset] += (gamma**offset) * gated[:, offset:]
-    return returns * mask.to(rewards.dtype)
+    returns = torch.zeros_like(gated)
+    for offset in range(horizon + 1):
+        returns += (gamma**offset) * padded[:, offset : offset + length]
+    return returns * real
+
+
+def after_eos_term(baseline: float, horizon: int) -> float:
+    """The reward term of a window slot past EOS: no reward, only the slot's share -b / (H + 1) of the
+    return baseline (a real token's term is max(f(p_MLE) - b / (H + 1), c); see `per_token_rewards`)."""
+    return -baseline / (horizon + 1)
 
 
 def delta_returns(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
