@@ -44,6 +44,7 @@ rule cache_rewards:
         runtime=requested("cache_rewards", "runtime"),
     params:
         task=teacher_forcing_settings,
+        positions="labels",  # every label position the Trainer trains on
     script:
         "../workflow_scripts/token_nll.py"
 

@@ -90,7 +90,7 @@ def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, mon
         else:
             rewards = tmp_path / "rewards.parquet"
             if not rewards.exists():
-                write_token_nll(tmp_path / "mle", data_dir / "train.jsonl", rewards, task)
+                write_token_nll(tmp_path / "mle", data_dir / "train.jsonl", rewards, task, positions="labels")
             train_gold(job, tmp_path / "mle", rewards)
         return tmp_path / name
 

@@ -1,4 +1,4 @@
-"""Snakemake adapter: rule token_nll -> gold_textgen.token_nll.write_token_nll."""
+"""Snakemake adapter: rules token_nll and cache_rewards -> gold_textgen.token_nll.write_token_nll."""
 
 from pathlib import Path
 
@@ -8,4 +8,10 @@ from gold_textgen.token_nll import write_token_nll
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)
-    write_token_nll(Path(snakemake.input.model), Path(snakemake.input.data), Path(snakemake.output[0]), snakemake.params.task)
+    write_token_nll(
+        Path(snakemake.input.model),
+        Path(snakemake.input.data),
+        Path(snakemake.output[0]),
+        snakemake.params.task,
+        snakemake.params.positions,
+    )

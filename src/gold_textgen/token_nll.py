@@ -4,6 +4,12 @@ One pass per model and split, stored compactly (one row per reference token, EOS
 `example` (row in the split), `position` (0-based time step), `token_id`, `nll` (nats, float32) and
 `correct` (whether the model's argmax at that step is the reference token). Perplexity, the NLL
 histograms and accuracy-by-time-step are all computed from this table.
+
+Which positions count: `positions="scored"` (the `token_nll` rule) keeps the reference tokens and EOS
+only, the positions fairseq's targets have and the paper's perplexity averages over; a label position
+before the first reference token (BART's `<s>`, see `leading_target_specials`) is dropped and time steps
+count from the first reference token. `positions="labels"` (the reward cache) keeps every label position
+the Trainer trains on, so the cache lines up with the training labels.
 """
 
 from __future__ import annotations
@@ -22,10 +28,11 @@ from .io_utils import atomic_open, read_jsonl
 from .models import load_pretrained_model
 from .runtime import pick_device
 from .seq2seq_data import length_sorted_batches, tokenize_records
-from .tokenization import load_tokenizer
+from .tokenization import leading_target_specials, load_tokenizer
 
 log = logging.getLogger(__name__)
 COLUMNS = ("example", "position", "token_id", "nll", "correct")
+POSITION_KINDS = ("scored", "labels")
 
 
 @torch.inference_mode()
@@ -36,7 +43,9 @@ def token_nll_table(
     max_source_length: int,
     max_target_length: int,
     batch_size: int,
+    skip_leading: int = 0,
 ) -> pd.DataFrame:
+    """The token table; the first `skip_leading` label positions of every reference are left out."""
     device = next(model.parameters()).device
     model.eval()
     features = tokenize_records(records, tokenizer, max_source_length, max_target_length)
@@ -49,6 +58,7 @@ def token_nll_table(
         logits = model(**inputs).logits.float()
         log_probs = torch.log_softmax(logits, dim=-1)
         mask = labels.ne(-100)
+        mask[:, :skip_leading] = False
         safe_labels = labels.clamp_min(0)
         nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
         correct = logits.argmax(-1).eq(safe_labels)
@@ -57,7 +67,7 @@ def token_nll_table(
             pd.DataFrame(
                 {
                     "example": np.asarray(batch, dtype=np.int32)[rows.cpu().numpy()],
-                    "position": positions.cpu().numpy().astype(np.int16),
+                    "position": (positions - skip_leading).cpu().numpy().astype(np.int16),
                     "token_id": safe_labels[mask].cpu().numpy().astype(np.int32),
                     "nll": nll[mask].cpu().numpy().astype(np.float32),
                     "correct": correct[mask].cpu().numpy(),
@@ -68,11 +78,22 @@ def token_nll_table(
     return table.sort_values(["example", "position"], ignore_index=True)
 
 
-def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict) -> pd.DataFrame:
+def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
+    if positions not in POSITION_KINDS:
+        raise ValueError(f"positions must be one of {', '.join(POSITION_KINDS)}, got '{positions}'")
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
+    skip = leading_target_specials(tokenizer) if positions == "scored" else 0
+    if skip:
+        log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
     table = token_nll_table(
-        model, tokenizer, read_jsonl(data_path), task["max_source_length"], task["max_target_length"], task["generation"]["batch_size"]
+        model,
+        tokenizer,
+        read_jsonl(data_path),
+        task["max_source_length"],
+        task["max_target_length"],
+        task["generation"]["batch_size"],
+        skip,
     )
     with atomic_open(output_path, "wb") as handle:
         table.to_parquet(handle, index=False)

@@ -43,6 +43,18 @@ def train_tokenizer(
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
 
 
+def leading_target_specials(tokenizer: PreTrainedTokenizerBase) -> int:
+    """How many label positions precede the first reference token: 1 for BART's pretrained tokenizers,
+    which encode a target as `<s> ... </s>` (the decoder then learns to emit `<s>` after the start token
+    `</s>`, a near-certain step), 0 for this project's tokenizers (`... </s>`). fairseq's targets, whose
+    perplexities the paper reports, have no such position."""
+    probe = tokenizer(text_target="a")["input_ids"]
+    count = 0
+    while count < len(probe) - 1 and probe[count] == tokenizer.bos_token_id:
+        count += 1
+    return count
+
+
 def training_texts(records: list[dict]) -> Iterable[str]:
     for record in records:
         yield record["source"]
