@@ -20,15 +20,19 @@ log = logging.getLogger(__name__)
 
 
 def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
-    """Limit output lengths to the task's settings.
+    """Limit output lengths to the task's settings, counted as fairseq counts `max_len_b` and `min_len`.
 
-    Encoder-decoder models start the decoder from one start token, so `max_length = max_new_tokens + 1`
-    says the same as `max_new_tokens`; setting only the `*_length` pair avoids generate() warning on
-    every call that both are set.
+    fairseq's search emits at most `max_len_b` tokens before EOS and none of its EOS before `min_len`
+    tokens; for BART, whose hub interface forces `<s>` as the first output token, that `<s>` is one of
+    them. transformers' `max_length`/`min_length` count the sequence generate() returns: the decoder's
+    start token, then the outputs (BART's forced `<s>` included), then EOS. So `max_length` is
+    max_new_tokens + 2 (start token and EOS) and `min_length` is min_new_tokens + 1 (start token): the
+    same limits as fairseq with and without a forced `<s>`. Setting only the `*_length` pair avoids
+    generate() warning on every call that both pairs are set.
     """
     config.max_new_tokens = None
     config.min_new_tokens = None
-    config.max_length = generation["max_new_tokens"] + 1
+    config.max_length = generation["max_new_tokens"] + 2
     config.min_length = generation["min_new_tokens"] + 1
     config.no_repeat_ngram_size = generation["no_repeat_ngram_size"]
 

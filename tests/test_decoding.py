@@ -1,0 +1,59 @@
+"""Decoder settings reach generate(), and output lengths are counted as fairseq counts them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import TINY_MODEL
+
+from gold_textgen.decoding import generate_texts, generation_config
+from gold_textgen.models import build_scratch_model
+from gold_textgen.tokenization import train_tokenizer
+
+WORDS = [f"w{i}" for i in range(30)]
+GENERATION = {"max_new_tokens": 5, "min_new_tokens": 5, "length_penalty": 1.0, "no_repeat_ngram_size": 0}
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer([" ".join(WORDS)])
+
+
+def output_ids(model, tokenizer, config) -> list[list[int]]:
+    inputs = tokenizer(["w1 w2 w3", "w4 w5"], return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        sequences = model.generate(**inputs, generation_config=config)
+    return [[int(t) for t in row if t not in (tokenizer.pad_token_id, tokenizer.eos_token_id)] for row in sequences[:, 1:]]
+
+
+@pytest.mark.parametrize("forced_start", [False, True])
+def test_max_and_min_new_tokens_count_like_fairseq(tokenizer, forced_start):
+    torch.manual_seed(0)
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    if forced_start:  # BART's pretrained generation config forces <s> first; fairseq's BART counts it too
+        model.generation_config.forced_bos_token_id = tokenizer.bos_token_id
+    config = generation_config(model, GENERATION, {"num_beams": 1})
+    for ids in output_ids(model, tokenizer, config):
+        assert len(ids) == 5  # min = max = 5 output tokens before EOS
+        assert (ids[0] == tokenizer.bos_token_id) == forced_start
+
+
+def test_decoder_settings_reach_the_generation_config(tokenizer):
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    config = generation_config(model, GENERATION | {"length_penalty": 2.0, "no_repeat_ngram_size": 3}, {"do_sample": True, "top_k": 7})
+    assert (config.do_sample, config.top_k, config.num_beams, config.length_penalty, config.no_repeat_ngram_size) == (True, 7, 1, 2.0, 3)
+    nucleus = generation_config(model, GENERATION, {"do_sample": True, "top_p": 0.9, "top_k": 0})
+    assert (nucleus.top_p, nucleus.top_k) == (0.9, 0)
+    assert generation_config(model, GENERATION, {"num_beams": 4}).num_beams == 4
+
+
+def test_sampling_is_seeded_and_top_k_one_is_greedy(tokenizer):
+    torch.manual_seed(0)
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    sources = ["w1 w2 w3", "w4 w5", "w6"]
+    lengths = GENERATION | {"min_new_tokens": 1}
+    greedy = generate_texts(model, tokenizer, sources, generation_config(model, lengths, {"num_beams": 1}), 2, 16)
+    top1 = generate_texts(model, tokenizer, sources, generation_config(model, lengths, {"do_sample": True, "top_k": 1}), 2, 16, 5)
+    assert top1 == greedy
+    wide = generation_config(model, lengths, {"do_sample": True, "top_k": 30})
+    assert generate_texts(model, tokenizer, sources, wide, 2, 16, 3) == generate_texts(model, tokenizer, sources, wide, 2, 16, 3)
