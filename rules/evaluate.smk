@@ -19,6 +19,7 @@ rule token_nll:
         runtime=requested("token_nll", "runtime"),
     params:
         task=teacher_forcing_settings,
+        positions="scored",  # the positions the paper's perplexity averages over
     script:
         "../workflow_scripts/token_nll.py"
 
@@ -36,7 +37,7 @@ rule score:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        bleu_tokenize=bleu_tokenize,
+        scoring=scoring_settings,
     script:
         "../workflow_scripts/score.py"
 
@@ -54,6 +55,6 @@ rule lead3:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        bleu_tokenize=bleu_tokenize,
+        scoring=scoring_settings,
     script:
         "../workflow_scripts/lead3.py"

@@ -54,3 +54,20 @@ def test_task_metric_dispatch_and_alignment():
         metrics.task_metric("meteor", ["a"], ["a"])
     with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
         metrics.corpus_bleu(["a", "b"], ["a"])
+
+
+def test_files2rouge_variant_does_not_stem_and_splits_sentences_at_periods():
+    assert metrics.corpus_rouge(["cats running"], ["cat runs"], "files2rouge")["rouge1"] == pytest.approx(0.0)
+    hypothesis, reference = "b c. a d.", "a d. b c."
+    files2rouge = metrics.corpus_rouge([hypothesis], [reference], "files2rouge")
+    assert files2rouge["rougeLsum"] == pytest.approx(100.0)  # summary-level LCS over the two sentences
+    assert files2rouge["rougeL"] < 100.0
+    assert metrics.corpus_rouge([hypothesis], [reference], "stemmed")["rougeLsum"] < 100.0  # one line: one sentence
+    with pytest.raises(ValueError, match="unknown ROUGE variant 'porter'"):
+        metrics.Scoring(rouge="porter")
+
+
+def test_task_metric_scores_rouge2_with_the_task_variant():
+    stemmed = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="stemmed"))
+    plain = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="files2rouge"))
+    assert (stemmed, plain) == (pytest.approx(100.0), pytest.approx(0.0))

@@ -3,7 +3,7 @@ import json
 import pandas as pd
 import pytest
 
-from gold_textgen.tables import load_scores, seed_table, table2, table2_markdown, to_markdown, write_table
+from gold_textgen.tables import load_scores, scoring_note, seed_table, table2, table2_markdown, to_markdown, with_scoring, write_table
 
 
 def score(seed, bleu, objective="mle"):
@@ -87,3 +87,12 @@ def test_main_table_averages_sampling_runs_per_seed():
     scores = sweep_scores()
     table = seed_table(scores[(scores["decoder"] == "topk20") & (scores["objective"] == "mle")])
     assert table["bleu"].tolist() == pytest.approx([31.0, 35.0, 33.0])
+
+
+def test_tables_name_the_bleu_signature_and_rouge_variant_of_each_task(score_files):
+    scores = load_scores(score_files)
+    scores["bleu_signature"] = "nrefs:1|tok:13a"
+    scores["rouge_variant"] = "files2rouge"
+    table = with_scoring(seed_table(scores), scores)
+    assert set(table["bleu_signature"]) == {"nrefs:1|tok:13a"} and set(table["rouge_variant"]) == {"files2rouge"}
+    assert "- demo: BLEU `nrefs:1|tok:13a`; ROUGE `files2rouge`" in scoring_note(scores)

@@ -4,9 +4,10 @@ from pathlib import Path
 
 from gold_textgen.baselines import write_lead_generations
 from gold_textgen.logs import log_to_file
+from gold_textgen.metrics import Scoring
 from gold_textgen.scoring import write_scores
 
 with log_to_file(snakemake.log[0]):
     write_lead_generations(snakemake.input[0], snakemake.output.generations)
     labels = {"task": snakemake.wildcards.task, "objective": "lead3", "split": snakemake.wildcards.split, "decoder": "lead3"}
-    write_scores(Path(snakemake.output.generations), None, Path(snakemake.output.scores), labels, snakemake.params.bleu_tokenize)
+    write_scores(Path(snakemake.output.generations), None, Path(snakemake.output.scores), labels, Scoring(**snakemake.params.scoring))

@@ -3,22 +3,50 @@
 * BLEU: sacrebleu's corpus BLEU, 13a tokenisation by default; `none` scores text that is already
   tokenised (IWSLT14's Moses tokens: fairseq's tokenised BLEU). The signature is returned with the score
   so a table can say exactly which BLEU it reports.
-* ROUGE: Google's rouge-score with Porter stemming. ROUGE-1/2 and ROUGE-L treat each text as a single
-  sequence; ROUGE-Lsum splits sentences at newlines (the convention of the CNN/DM and XSum releases, one
-  summary sentence per line). Texts without newlines give ROUGE-Lsum == ROUGE-L. Scores are mean F1 x 100.
+* ROUGE: Google's rouge-score (which tokenises as ROUGE-1.5.5 does: lowercase, runs of a-z0-9), mean
+  F1 x 100, in one of two named variants (`ROUGE_VARIANTS`, the task's `rouge` setting):
+  - `stemmed`: Porter stemming; ROUGE-Lsum splits sentences at newlines (the convention of the CNN/DM and
+    XSum releases, one summary sentence per line).
+  - `files2rouge`: what the paper's summarisation numbers ran (the authors' `run_cnndm_validation_step2.sh`:
+    PTB tokenisation, then files2rouge, as fairseq's BART README does): ROUGE-1.5.5 with files2rouge's
+    default arguments `-c 95 -r 1000 -n 2 -a`, i.e. no stemming (no `-m`), and summary-level ROUGE-L over
+    sentences that files2rouge splits at its end-of-sentence string "." (`--eos`). Here sentences end
+    after a "." followed by white space.
+  ROUGE-1/2 and ROUGE-L treat each text as a single sequence in both; a text with one sentence gives
+  ROUGE-Lsum == ROUGE-L.
 * Perplexity: exp of the mean token NLL under teacher forcing (tokens include EOS), from token_nll.py.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import sacrebleu
 from rouge_score import rouge_scorer
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+ROUGE_VARIANTS = ("stemmed", "files2rouge")
+_PERIOD_END = re.compile(r"(?<=\.)\s+")
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a task's outputs are scored: sacrebleu's BLEU tokenizer and the ROUGE variant."""
+
+    bleu_tokenize: str = "13a"
+    rouge: str = "stemmed"
+
+    def __post_init__(self) -> None:
+        if self.rouge not in ROUGE_VARIANTS:
+            raise ValueError(f"unknown ROUGE variant '{self.rouge}' (expected {' or '.join(ROUGE_VARIANTS)})")
+
+    @classmethod
+    def of_task(cls, task: dict) -> Scoring:
+        return cls(bleu_tokenize=task["bleu_tokenize"], rouge=task["rouge"])
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a") -> tuple[float, str]:
@@ -41,21 +69,31 @@ def bleu_from_statistics(statistics: np.ndarray, tokenize: str = "13a") -> float
     return float(sacrebleu.BLEU(tokenize=tokenize)._compute_score_from_stats(statistics.tolist()).score)
 
 
-def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, np.ndarray]:
-    """F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum (stemmed) for each pair."""
+def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str], variant: str = "stemmed") -> dict[str, np.ndarray]:
+    """F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum for each pair, in the named variant."""
     _check_aligned(hypotheses, references)
-    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=True, split_summaries=False)
+    if variant not in ROUGE_VARIANTS:
+        raise ValueError(f"unknown ROUGE variant '{variant}' (expected {' or '.join(ROUGE_VARIANTS)})")
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=variant == "stemmed", split_summaries=False)
     values = {name: np.zeros(len(hypotheses)) for name in ROUGE_TYPES}
     for index, (hypothesis, reference) in enumerate(zip(hypotheses, references, strict=True)):
+        if variant == "files2rouge":
+            hypothesis, reference = _period_sentences(hypothesis), _period_sentences(reference)
         scores = scorer.score(reference, hypothesis)
         for name in ROUGE_TYPES:
             values[name][index] = 100.0 * scores[name].fmeasure
     return values
 
 
-def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str]) -> dict[str, float]:
-    """Mean F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum (stemmed)."""
-    per_example = rouge_per_example(hypotheses, references)
+def _period_sentences(text: str) -> str:
+    """One sentence per line, a sentence ending after "." and white space (files2rouge's `--eos .`);
+    existing line breaks stay sentence breaks. Only ROUGE-Lsum reads the lines."""
+    return _PERIOD_END.sub("\n", text)
+
+
+def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str], variant: str = "stemmed") -> dict[str, float]:
+    """Mean F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum in the named variant."""
+    per_example = rouge_per_example(hypotheses, references, variant)
     return {name: float(values.mean()) if values.size else 0.0 for name, values in per_example.items()}
 
 
@@ -65,12 +103,12 @@ def perplexity(total_nll: float, num_tokens: int) -> float:
     return math.exp(total_nll / num_tokens)
 
 
-def task_metric(name: str, hypotheses: Sequence[str], references: Sequence[str], bleu_tokenize: str = "13a") -> float:
-    """The dev metric that selects checkpoints: `bleu` or `rouge2`."""
+def task_metric(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> float:
+    """The dev metric that selects checkpoints: `bleu` or `rouge2`, scored as the task's tables are."""
     if name == "bleu":
-        return corpus_bleu(hypotheses, references, bleu_tokenize)[0]
+        return corpus_bleu(hypotheses, references, scoring.bleu_tokenize)[0]
     if name == "rouge2":
-        return corpus_rouge(hypotheses, references)["rouge2"]
+        return corpus_rouge(hypotheses, references, scoring.rouge)["rouge2"]
     raise ValueError(f"unknown metric '{name}' (expected bleu or rouge2)")
 
 

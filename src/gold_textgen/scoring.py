@@ -22,13 +22,14 @@ def nll_summary(table: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def score_generations(generations: list[dict], nll_table: pd.DataFrame | None, bleu_tokenize: str = "13a") -> dict:
-    """BLEU, ROUGE and output length; perplexity and token accuracy too when the model's NLL table is given
-    (a baseline such as lead-3 has none)."""
+def score_generations(generations: list[dict], nll_table: pd.DataFrame | None, scoring: metrics.Scoring) -> dict:
+    """BLEU (with its sacrebleu signature), ROUGE (with its variant's name) and output length; perplexity
+    and token accuracy too when the model's NLL table is given (a baseline such as lead-3 has none)."""
     hypotheses = [g["hypothesis"] for g in generations]
     references = [g["reference"] for g in generations]
-    bleu, signature = metrics.corpus_bleu(hypotheses, references, bleu_tokenize)
-    scores = {"bleu": bleu, "bleu_signature": signature, **metrics.corpus_rouge(hypotheses, references)}
+    bleu, signature = metrics.corpus_bleu(hypotheses, references, scoring.bleu_tokenize)
+    rouge = metrics.corpus_rouge(hypotheses, references, scoring.rouge)
+    scores = {"bleu": bleu, "bleu_signature": signature, **rouge, "rouge_variant": scoring.rouge}
     if nll_table is not None:
         scores.update(nll_summary(nll_table))
     scores["num_examples"] = len(generations)
@@ -36,8 +37,8 @@ def score_generations(generations: list[dict], nll_table: pd.DataFrame | None, b
     return scores
 
 
-def write_scores(generations_path: Path, nll_path: Path | None, output_path: Path, labels: dict, bleu_tokenize: str = "13a") -> dict:
+def write_scores(generations_path: Path, nll_path: Path | None, output_path: Path, labels: dict, scoring: metrics.Scoring) -> dict:
     nll_table = pd.read_parquet(nll_path) if nll_path is not None else None
-    scores = {**labels, **score_generations(read_jsonl(generations_path), nll_table, bleu_tokenize)}
+    scores = {**labels, **score_generations(read_jsonl(generations_path), nll_table, scoring)}
     write_json(output_path, scores)
     return scores

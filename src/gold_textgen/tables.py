@@ -14,6 +14,7 @@ import pandas as pd
 from .io_utils import read_json, write_csv, write_text
 
 KEYS = ("task", "objective", "split", "decoder")
+SCORING_COLUMNS = ("bleu_signature", "rouge_variant")
 METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
 OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
@@ -84,9 +85,29 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
     return "\n".join(lines) + "\n"
 
 
-def write_table(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, metrics: Sequence[str] = METRICS, **markdown) -> None:
+def scoring_of_tasks(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per task, how its numbers were scored: the sacrebleu signature of its BLEU and its ROUGE variant
+    (see metrics.Scoring); several values of one task (score files of different settings) are all listed."""
+    frame = scores.reindex(columns=["task", *SCORING_COLUMNS]).fillna("unrecorded")
+    return frame.groupby("task", sort=False).agg(lambda values: "; ".join(dict.fromkeys(values))).reset_index()
+
+
+def with_scoring(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """`table` with its task's scoring columns appended to every row."""
+    return table.merge(scoring_of_tasks(scores), on="task", how="left")
+
+
+def scoring_note(scores: pd.DataFrame) -> str:
+    """A markdown footer naming, per task, the BLEU signature and ROUGE variant behind the numbers."""
+    lines = [f"- {row.task}: BLEU `{row.bleu_signature}`; ROUGE `{row.rouge_variant}`" for row in scoring_of_tasks(scores).itertuples()]
+    return "\nScoring (see README, Metrics):\n\n" + "\n".join(lines) + "\n"
+
+
+def write_table(
+    table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, metrics: Sequence[str] = METRICS, note: str = "", **markdown
+) -> None:
     write_csv(csv_path, table, float_format="%.4f")
-    write_text(markdown_path, to_markdown(table, metrics, **markdown))
+    write_text(markdown_path, to_markdown(table, metrics, **markdown) + note)
 
 
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
@@ -175,6 +196,6 @@ def _drop_cell(row: pd.Series, digits: int) -> str:
     return "-" if pd.isna(row["drop_from_greedy"]) else f"{row['drop_from_greedy']:.{digits}f}"
 
 
-def write_table2(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path) -> None:
+def write_table2(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, note: str = "") -> None:
     write_csv(csv_path, table, float_format="%.4f")
-    write_text(markdown_path, table2_markdown(table))
+    write_text(markdown_path, table2_markdown(table) + note)
