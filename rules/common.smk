@@ -85,8 +85,13 @@ def decoder_settings(wildcards):
     return task_decoder(wildcards.task, wildcards.decoder)
 
 
-def bleu_tokenize(wildcards):
-    return config["tasks"][wildcards.task]["bleu_tokenize"]
+def scoring_settings(wildcards):
+    """How the task's outputs are scored (metrics.Scoring): BLEU tokenisation and ROUGE variant."""
+    return task_scoring(wildcards.task)
+
+
+def task_scoring(task):
+    return {key: config["tasks"][task][key] for key in ("bleu_tokenize", "rouge")}
 
 
 def local_source_files(wildcards):
@@ -214,6 +219,22 @@ def experiment_request(stage, key):
 
 def task_metrics(wildcards):
     return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}
+
+
+def compared_models(wildcards):
+    """Per task, what the paper comparison needs to know about our model (paper_comparison.OurModel)."""
+    return {
+        task: {
+            "label": gold_config.model_label(config["tasks"][task]),
+            "family": gold_config.model_family(config["tasks"][task]),
+            "perplexity_units": config["tasks"][task]["perplexity_units"],
+        }
+        for task in EXPERIMENT["tasks"]
+    }
+
+
+def experiment_scoring(wildcards):
+    return {task: task_scoring(task) for task in EXPERIMENT["tasks"]}
 
 
 def compared_tasks():

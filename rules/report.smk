@@ -83,10 +83,8 @@ rule paper_comparison:
     params:
         runs=paper_comparison_runs,
         paper_results=paper_results,
-        bleu_tokenize={task: config["tasks"][task]["bleu_tokenize"] for task in EXPERIMENT["tasks"]},
-        our_models={
-            task: gold_config.model_label(config["tasks"][task]) for task in EXPERIMENT["tasks"]
-        },
+        scoring=experiment_scoring,
+        our_models=compared_models,
         bootstrap={
             key: ANALYSIS[key] for key in ("bootstrap_resamples", "confidence", "seed_of_samples")
         },

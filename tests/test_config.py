@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gold_textgen.config import ConfigError, local_source_files, training_view, validate_config
+from gold_textgen.config import ConfigError, local_source_files, task_config, training_view, validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +48,13 @@ def test_shipped_configs_merge_into_valid_configs(config, name):
         (lambda c: c["tasks"]["demo"]["model"].update(attention_heads=5), r"tasks\.demo\.model\.attention_heads: must divide d_model"),
         (lambda c: c["tasks"]["demo"]["source"].update(min_length=40), r"tasks\.demo\.source\.min_length: must not exceed max_length"),
         (lambda c: c.update(extra=1), r"unknown config key extra"),
+        (lambda c: c["tasks"]["demo"].update(dev_decoder="beam9"), r"tasks\.demo\.dev_decoder: decoder 'beam9' is not defined"),
+        (lambda c: c["tasks"]["demo"].update(dev_decoder="topk5"), r"tasks\.demo\.dev_decoder: 'topk5' samples"),
+        (lambda c: c["tasks"]["demo"]["mle"].update(tokens_per_update=4096), r"tasks\.demo\.mle\.tokens_per_update: needs max_tokens"),
+        (
+            lambda c: c["tasks"]["demo"]["gold"].update(tokens_per_update=4096, max_tokens=1024, gradient_accumulation_steps=2),
+            r"tasks\.demo\.gold\.gradient_accumulation_steps: leave it at 1 with tokens_per_update",
+        ),
     ],
 )
 def test_bad_values_are_rejected_naming_the_key(config, edit, message):
@@ -88,3 +95,14 @@ def test_training_view_separates_objectives(config):
     changed["gold"]["sync_every"] = task["gold"]["sync_every"]
     assert training_view(changed, "gold_s") == training_view(task, "gold_s")  # another objective's don't
     assert training_view(changed, "gold_p") != training_view(task, "gold_p")
+
+
+def test_dev_decoder_resolves_with_the_task_overrides_and_counts_for_training(config):
+    greedy = task_config(validate_config(copy.deepcopy(config)), "demo")
+    assert greedy["dev_search"] == {"num_beams": 1}
+    config["tasks"]["demo"]["dev_decoder"] = "beam5"
+    config["tasks"]["demo"]["decoder_overrides"] = {"beam5": {"num_beams": 4}}
+    config["tasks"]["demo"]["generation"]["length_penalty"] = 2.0
+    beam = task_config(validate_config(config), "demo")
+    assert beam["dev_search"] == {"num_beams": 4, "length_penalty": 2.0}
+    assert training_view(beam, "mle") != training_view(greedy, "mle")

@@ -8,7 +8,8 @@ import pytest
 
 from gold_textgen import metrics
 from gold_textgen.baselines import lead, split_sentences
-from gold_textgen.paper_comparison import ExampleStatistics, Run, comparison_table, seed_mean_with_interval
+from gold_textgen.metrics import Scoring
+from gold_textgen.paper_comparison import ExampleStatistics, OurModel, Run, comparison_table, seed_mean_with_interval, to_markdown
 
 
 def test_sentences_split_at_newlines_or_sentence_ends():
@@ -44,7 +45,7 @@ def write_run(tmp_path, name, hypotheses, references, nll=None) -> Run:
 
 def test_perfect_outputs_have_a_degenerate_interval(tmp_path):
     texts = ["a b c d", "e f g h", "i j k l", "m n o p"]
-    runs = [ExampleStatistics(write_run(tmp_path, "r", texts, texts), "13a")]
+    runs = [ExampleStatistics(write_run(tmp_path, "r", texts, texts), Scoring())]
     assert seed_mean_with_interval(runs, "rouge2", 200, 0.95, 0) == pytest.approx((100.0, 100.0, 100.0))
     assert seed_mean_with_interval(runs, "bleu", 200, 0.95, 0) == pytest.approx((100.0, 100.0, 100.0))
 
@@ -53,15 +54,15 @@ def test_seed_mean_and_perplexity_follow_the_token_nll(tmp_path):
     references = ["a b", "c d", "e f"]
     first = write_run(tmp_path, "s1", references, references, nll=[[0.5, 0.5], [1.0], [0.0, 1.5, 1.5]])
     second = write_run(tmp_path, "s2", references, references, nll=[[1.0, 1.0], [1.0], [1.0, 1.0, 1.0]])
-    runs = [ExampleStatistics(first, "13a"), ExampleStatistics(second, "13a")]
+    runs = [ExampleStatistics(first, Scoring()), ExampleStatistics(second, Scoring())]
     point, low, high = seed_mean_with_interval(runs, "perplexity", 500, 0.95, 0)
     assert point == pytest.approx((np.exp(5.0 / 6) + np.exp(1.0)) / 2)
     assert low <= point <= high
 
 
 def test_examples_must_match_across_seeds(tmp_path):
-    a = ExampleStatistics(write_run(tmp_path, "a", ["x"], ["x"]), "13a")
-    b = ExampleStatistics(write_run(tmp_path, "b", ["x", "y"], ["x", "y"]), "13a")
+    a = ExampleStatistics(write_run(tmp_path, "a", ["x"], ["x"]), Scoring())
+    b = ExampleStatistics(write_run(tmp_path, "b", ["x", "y"], ["x", "y"]), Scoring())
     with pytest.raises(ValueError, match="different examples"):
         seed_mean_with_interval([a, b], "rouge1", 100, 0.95, 0)
 
@@ -69,11 +70,37 @@ def test_examples_must_match_across_seeds(tmp_path):
 def test_comparison_rows_put_ours_beside_the_paper(tmp_path):
     texts = ["a b c d", "e f g h", "i j k l"]
     run = write_run(tmp_path, "r", texts, texts, nll=[[0.1], [0.1], [0.1]])
-    paper = {"t": [{"table": "3", "model": "M", "results": {"mle": {"rouge2": 90.0, "perplexity": 1.0}, "gold_s": {"rouge2": 95.0}}}]}
-    table = comparison_table([run], paper, {"t": "13a"}, {"t": "ours"}, resamples=100)
+    paper = {
+        "t": [
+            {
+                "table": "3",
+                "model": "M",
+                "family": "transformer",
+                "results": {"mle": {"rouge2": 90.0, "perplexity": 1.0}, "gold_s": {"rouge2": 95.0}},
+            }
+        ]
+    }
+    table = comparison_table([run], paper, {"t": Scoring()}, {"t": OurModel("ours", "transformer")}, resamples=100)
     mle = table[(table["objective"] == "mle") & (table["metric"] == "rouge2")].iloc[0]
     assert (mle["paper"], mle["ours"], mle["difference"], mle["paper_in_ci"], mle["n_seeds"]) == (90.0, 100.0, 10.0, False, 1)
     perplexity = table[table["metric"] == "perplexity"].iloc[0]
     assert perplexity["ours"] == pytest.approx(np.exp(0.1)) and perplexity["difference"] == pytest.approx(np.exp(0.1) - 1.0)
     gold_s = table[table["objective"] == "gold_s"].iloc[0]
     assert gold_s["paper"] == 95.0 and pd.isna(gold_s["ours"])  # not run: the paper's number stands alone
+
+
+def test_numbers_of_another_model_family_or_token_unit_are_shown_but_not_compared(tmp_path):
+    texts = ["a b c d", "e f g h", "i j k l"]
+    run = write_run(tmp_path, "r", texts, texts, nll=[[0.1], [0.1], [0.1]])
+    results = {"mle": {"bleu": 14.23, "perplexity": 29.25}}
+    paper = {"t": [{"table": "1", "model": "NQG++", "family": "recurrent", "results": results}]}
+    paper["t"].append({"table": "3", "model": "M", "family": "transformer", "results": results})
+    ours = {"t": OurModel("ours", "transformer", perplexity_units="joint BPE 10k")}
+    table = comparison_table([run], paper, {"t": Scoring()}, ours, resamples=50)
+    recurrent = table[table["paper_table"] == "1"]
+    assert recurrent["ours"].notna().all() and recurrent["difference"].isna().all() and recurrent["paper_in_ci"].isna().all()
+    assert set(recurrent["note"]) == {"model families differ (paper: recurrent, ours: transformer)"}
+    same = table[table["paper_table"] == "3"].set_index("metric")
+    assert same.loc["bleu", "difference"] == pytest.approx(100.0 - 14.23) and not same.loc["bleu", "note"]
+    assert pd.isna(same.loc["perplexity", "difference"]) and "joint BPE 10k" in same.loc["perplexity", "note"]
+    assert "model families differ" in to_markdown(table)

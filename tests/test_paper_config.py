@@ -10,6 +10,7 @@ from conftest import REPO, run_snakemake
 from test_workflow import job_counts
 
 from gold_textgen.config import validate_config
+from gold_textgen.training import accumulation_steps
 
 PAPER = REPO / "configs" / "paper.yaml"
 TASKS, OBJECTIVES, SEEDS = 4, 4, 3
@@ -78,3 +79,30 @@ def test_every_training_setting_names_its_source():
         if block in ("mle", "gold") and setting and "#" not in line:
             missing.append(f"paper.yaml:{number}: {line.strip()}")
     assert not missing, "settings without a source comment:\n" + "\n".join(missing)
+
+
+# fairseq's recipes: GPUs x max-tokens x update-freq (MLE: examples/bart on 8 GPUs; GOLD: the authors' 4-GPU scripts).
+RECIPE_TOKENS_PER_UPDATE = {("cnndm", "mle"): 8 * 2048 * 4, ("xsum", "mle"): 8 * 2048 * 2, ("cnndm", "gold"): 4 * 1024 * 2}
+RECIPE_TOKENS_PER_UPDATE |= {("xsum", "gold"): 4 * 1024 * 1, ("nqg", "mle"): 4 * 512, ("nqg", "gold"): 4 * 512}
+
+
+@pytest.mark.parametrize("gpus", [1, 4, 8])
+@pytest.mark.parametrize(("task", "stage"), sorted(RECIPE_TOKENS_PER_UPDATE))
+def test_tokens_per_update_equal_the_recipe_for_any_gpu_count(paper, task, stage, gpus):
+    settings = paper["tasks"][task][stage]
+    recipe = RECIPE_TOKENS_PER_UPDATE[(task, stage)]
+    if recipe % (settings["max_tokens"] * gpus):
+        with pytest.raises(ValueError, match="not a multiple"):  # e.g. XSum GOLD's 4,096 tokens on 8 GPUs x 1,024
+            accumulation_steps(settings, gpus)
+        return
+    assert gpus * settings["max_tokens"] * accumulation_steps(settings, gpus) == recipe
+
+
+def test_dev_selection_and_scoring_follow_the_papers_evaluation(paper):
+    tasks = paper["tasks"]
+    assert {t: tasks[t]["dev_decoder"] for t in tasks} == dict.fromkeys(tasks, "paper")
+    assert {t: tasks[t]["rouge"] for t in ("cnndm", "xsum")} == {"cnndm": "files2rouge", "xsum": "files2rouge"}
+    assert {t: tasks[t]["bleu_tokenize"] for t in ("nqg", "iwslt14")} == {"nqg": "none", "iwslt14": "none"}
+    families = {(t, entry["table"]): entry["family"] for t in tasks for entry in tasks[t]["paper_results"]}
+    assert families[("nqg", "1")] == families[("cnndm", "1")] == "recurrent"
+    assert families[("nqg", "3")] == "transformer"

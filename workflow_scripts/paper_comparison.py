@@ -2,15 +2,16 @@
 
 from gold_textgen.io_utils import write_csv, write_text
 from gold_textgen.logs import log_to_file
-from gold_textgen.paper_comparison import Run, comparison_table, to_markdown
+from gold_textgen.metrics import Scoring
+from gold_textgen.paper_comparison import OurModel, Run, comparison_table, to_markdown
 
 with log_to_file(snakemake.log[0]):
     bootstrap = snakemake.params.bootstrap
     table = comparison_table(
         [Run(**run) for run in snakemake.params.runs],
         snakemake.params.paper_results,
-        snakemake.params.bleu_tokenize,
-        snakemake.params.our_models,
+        {task: Scoring(**settings) for task, settings in snakemake.params.scoring.items()},
+        {task: OurModel(**model) for task, model in snakemake.params.our_models.items()},
         resamples=bootstrap["bootstrap_resamples"],
         confidence=bootstrap["confidence"],
         seed=bootstrap["seed_of_samples"],

@@ -128,11 +128,24 @@ def _check_references(config: dict) -> None:
     for name, task in config["tasks"].items():
         for decoder in task["decoder_overrides"]:
             _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
+        _check_decoder_name(config, f"tasks.{name}.dev_decoder", task["dev_decoder"])
+        if config["decoders"][task["dev_decoder"]]["do_sample"]:
+            raise ConfigError(
+                f"config key tasks.{name}.dev_decoder: '{task['dev_decoder']}' samples; checkpoint selection needs a deterministic decoder"
+            )
         source = task["source"]
         if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
             raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
         if source["kind"] == "synthetic" and abs(sum(source["synonym_probs"]) - 1) > 1e-6:
             raise ConfigError(f"config key tasks.{name}.source.synonym_probs: must sum to 1")
+        for stage in ("mle", "gold"):
+            settings = task[stage]
+            if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:
+                raise ConfigError(f"config key tasks.{name}.{stage}.tokens_per_update: needs max_tokens (the per-device budget it divides)")
+            if settings["tokens_per_update"] is not None and settings["gradient_accumulation_steps"] != 1:
+                raise ConfigError(
+                    f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
+                )
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
 
@@ -163,10 +176,23 @@ def analysis_settings(config: dict) -> dict:
 
 
 def task_config(config: dict, task: str) -> dict:
-    """The settings of one task, with its name; raises a ConfigError naming an unknown task."""
+    """The settings of one task, with its name and `dev_search`, the resolved search of its `dev_decoder`
+    (see dev_search); raises a ConfigError naming an unknown task."""
     if task not in config["tasks"]:
         raise ConfigError(f"unknown task '{task}' (defined: {', '.join(sorted(config['tasks']))})")
-    return {"name": task, **config["tasks"][task]}
+    settings = {"name": task, **config["tasks"][task]}
+    settings["dev_search"] = dev_search(config, task)
+    return settings
+
+
+def dev_search(config: dict, task: str) -> dict:
+    """How dev outputs are decoded while training selects checkpoints: the task's `dev_decoder` with its
+    overrides, and the length penalty where a beam reads it. Part of the training view, so changing it
+    retrains, while the decoders of the sweep stay decoding-only settings."""
+    search = {key: value for key, value in decoder_view(config, task, config["tasks"][task]["dev_decoder"]).items() if key != "do_sample"}
+    if search.get("num_beams", 1) > 1:
+        search["length_penalty"] = config["tasks"][task]["generation"]["length_penalty"]
+    return search
 
 
 def uses_trained_tokenizer(task: dict) -> bool:
@@ -176,7 +202,7 @@ def uses_trained_tokenizer(task: dict) -> bool:
 
 DECODING_ONLY = ("length_penalty", "batch_size")
 # Task keys that only decoding and reporting read: changing them must not retrain anything.
-NOT_TRAINING = ("decoder_overrides", "baselines", "paper_results")
+NOT_TRAINING = ("decoder_overrides", "baselines", "paper_results", "perplexity_units")
 
 
 def training_view(task: dict, objective: str) -> dict:
@@ -238,6 +264,12 @@ def model_label(task: dict) -> str:
         f"{model['architecture']} {model['encoder_layers']}+{model['decoder_layers']} layers, d {model['d_model']}, "
         f"{model['attention_heads']} heads, FFN {model['ffn_dim']} (from scratch)"
     )
+
+
+def model_family(task: dict) -> str:
+    """The model family of a task, as the paper's tables group them: every architecture this project
+    builds or loads today is a transformer (the paper's Tables 1 and 2 use recurrent models)."""
+    return "transformer"
 
 
 def local_source_files(source: dict) -> list[str]:

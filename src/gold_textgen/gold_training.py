@@ -12,6 +12,7 @@ from transformers import DataCollatorForSeq2Seq, EarlyStoppingCallback
 
 from .checkpoints import resume_point
 from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
+from .metrics import Scoring
 from .models import load_pretrained_model
 from .rewards import RewardPaddingCollator, attach_cached_rewards
 from .runtime import seed_everything
@@ -37,7 +38,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
     seed_everything(job.seed)
     tokenizer = load_tokenizer(mle_dir)
     model = load_pretrained_model(mle_dir)
-    configure_generation(model, job.task["generation"])
+    configure_generation(model, job.task)
     lagged = frozen_copy(model)  # pi_tilde starts as the MLE model
     online = gold.reward != "delta" and gold.rewards == "online"
     reward_model = frozen_copy(model) if online else None
@@ -60,7 +61,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         train_dataset=train_set,
         eval_dataset=valid_set,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], job.task["bleu_tokenize"]),
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], Scoring.of_task(job.task)),
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync, *job.callbacks],
         gold=gold,
         lagged_model=lagged,

@@ -51,9 +51,7 @@ def per_token_rewards(reward_token_probs: torch.Tensor, kind: str, floor: float,
     return (values - baseline / (horizon + 1)).clamp(min=floor)
 
 
-def windowed_returns(
-    rewards: torch.Tensor, mask: torch.Tensor, horizon: int, gamma: float, after_eos: float = 0.0
-) -> torch.Tensor:
+def windowed_returns(rewards: torch.Tensor, mask: torch.Tensor, horizon: int, gamma: float, after_eos: float = 0.0) -> torch.Tensor:
     """Q_t = sum_{j=0..H} gamma^j g_{t+j}, [B, T]; `after_eos` is the term of a window slot past EOS.
 
     After-EOS rule: the episode ends with EOS, so a window slot past a sequence's last real token has no

@@ -4,6 +4,11 @@ test examples (the same resampled examples for every seed), and the difference.
 
 The paper's R-L is summary-level ROUGE-L (files2rouge), so it is compared with our ROUGE-Lsum; its BLEU
 and perplexity with ours as the tables report them.
+
+A number is compared (difference, whether the paper's number lies in our interval) only when it measures
+the same thing: where the paper's model family differs from ours (its Table 1 rows are recurrent models),
+or where a task's perplexity counts other tokens than the paper's (`perplexity_units`), our number is
+shown with a note and the comparison is left blank.
 """
 
 from __future__ import annotations
@@ -33,7 +38,18 @@ COLUMNS = [
     "difference",
     "paper_in_ci",
     "n_seeds",
+    "note",
 ]
+
+
+@dataclass(frozen=True)
+class OurModel:
+    """What the comparison needs to know about a task's model: its label, its family and, where its tokens
+    differ from the paper's, what a perplexity token is."""
+
+    label: str
+    family: str
+    perplexity_units: str | None = None
 
 
 @dataclass
@@ -51,11 +67,12 @@ class ExampleStatistics:
     """Per-example quantities of one run from which any resample's corpus metric follows; each is worked
     out on first use, so a BLEU task never pays for ROUGE and a baseline never reads an NLL table."""
 
-    def __init__(self, run: Run, bleu_tokenize: str):
+    def __init__(self, run: Run, scoring: metrics.Scoring):
         rows = read_jsonl(run.generations)
         self.ids = [row["id"] for row in rows]
         self.hypotheses, self.references = [r["hypothesis"] for r in rows], [r["reference"] for r in rows]
-        self.tokenize = bleu_tokenize
+        self.tokenize = scoring.bleu_tokenize
+        self.rouge_variant = scoring.rouge
         self.nll_path = run.nll
 
     @functools.cached_property
@@ -64,7 +81,7 @@ class ExampleStatistics:
 
     @functools.cached_property
     def rouge(self) -> dict[str, np.ndarray]:
-        return metrics.rouge_per_example(self.hypotheses, self.references)
+        return metrics.rouge_per_example(self.hypotheses, self.references, self.rouge_variant)
 
     @functools.cached_property
     def nll_and_tokens(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -106,8 +123,8 @@ def seed_mean_with_interval(
 def comparison_table(
     runs: Sequence[Run],
     paper_results: dict[str, list[dict]],
-    bleu_tokenize: dict[str, str],
-    our_models: dict[str, str],
+    scoring: dict[str, metrics.Scoring],
+    our_models: dict[str, OurModel],
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -115,7 +132,7 @@ def comparison_table(
     """One row per number the paper reports for a task of ours; `ours` is empty where we have no such run."""
     statistics: dict[tuple[str, str], list[ExampleStatistics]] = {}
     for run in runs:
-        statistics.setdefault((run.task, run.objective), []).append(ExampleStatistics(run, bleu_tokenize[run.task]))
+        statistics.setdefault((run.task, run.objective), []).append(ExampleStatistics(run, scoring[run.task]))
     rows = []
     for task, tables in paper_results.items():
         for entry in tables:
@@ -123,24 +140,37 @@ def comparison_table(
                 ours = statistics.get((task, objective))
                 for metric, paper in numbers.items():
                     row = {"task": task, "paper_table": entry["table"], "paper_model": entry["model"], "objective": objective}
-                    row.update(metric=metric, paper=paper, our_model=our_models[task] if objective != "lead3" else "lead-3")
+                    model = our_models[task]
+                    row.update(metric=metric, paper=paper, our_model=model.label if objective != "lead3" else "lead-3")
+                    row["note"] = incomparability(entry, model, objective, metric)
                     if ours:
                         point, low, high = seed_mean_with_interval(ours, OUR_COLUMN[metric], resamples, confidence, seed)
-                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, difference=point - paper)
-                        row.update(paper_in_ci=bool(low <= paper <= high), n_seeds=len(ours))
+                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, n_seeds=len(ours))
+                        if not row["note"]:
+                            row.update(difference=point - paper, paper_in_ci=bool(low <= paper <= high))
                     rows.append(row)
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
 
 
+def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -> str:
+    """Why our number for this paper number is not comparable ('' when it is)."""
+    if objective == "lead3":
+        return ""
+    if entry["family"] != model.family:
+        return f"model families differ (paper: {entry['family']}, ours: {model.family})"
+    if metric == "perplexity" and model.perplexity_units:
+        return f"perplexity in other token units: {model.perplexity_units}"
+    return ""
+
+
 def to_markdown(table: pd.DataFrame) -> str:
-    headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours"]
+    headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for _, row in table.iterrows():
-        if pd.isna(row["ours"]):
-            ours, difference = "not run", "-"
-        else:
-            ours, difference = f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})", f"{row['difference']:+.2f}"
+        ours = "not run" if pd.isna(row["ours"]) else f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})"
+        difference = "-" if pd.isna(row["difference"]) else f"{row['difference']:+.2f}"
         cells = [row["task"], str(row["paper_table"]), row["objective"], row["metric"], f"{row['paper']:.2f}", ours, difference]
         cells.append(f"{row['paper_model']} / {row['our_model']}")
+        cells.append(row["note"] if isinstance(row["note"], str) else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ about exactly this).
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,27 @@ def mixed_precision(precision: str, device_type: str) -> dict[str, bool]:
     return {precision: True}
 
 
+def accumulation_steps(settings: dict, processes: int) -> int:
+    """Micro-batches per optimizer update: `gradient_accumulation_steps`, or, with `tokens_per_update`,
+    the number that makes processes x max_tokens x steps equal that budget (fairseq's GPUs x max-tokens x
+    update-freq), so the recipe's tokens per update hold whatever number of GPUs the job gets."""
+    budget = settings.get("tokens_per_update")
+    if budget is None:
+        return settings["gradient_accumulation_steps"]
+    per_micro_batch = settings["max_tokens"] * processes
+    if budget % per_micro_batch:
+        raise ValueError(
+            f"tokens_per_update {budget} is not a multiple of max_tokens {settings['max_tokens']} x {processes} processes; "
+            "choose a GPU count that divides it"
+        )
+    return budget // per_micro_batch
+
+
+def world_size() -> int:
+    """Processes of this training run (torchrun and accelerate set WORLD_SIZE; 1 otherwise)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
     metric = job.task["metric"]
     device = pick_device()
@@ -82,7 +104,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         adam_beta2=settings["adam_beta2"],
         per_device_train_batch_size=settings["batch_size"],
         per_device_eval_batch_size=settings["batch_size"],
-        gradient_accumulation_steps=settings["gradient_accumulation_steps"],
+        gradient_accumulation_steps=accumulation_steps(settings, world_size()),
         max_steps=settings["max_steps"],
         label_smoothing_factor=settings["label_smoothing"],
         max_grad_norm=settings["max_grad_norm"],
@@ -107,7 +129,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
     return Seq2SeqTrainingArguments(**(values | overrides))
 
 
-def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, bleu_tokenize: str = "13a"):
+def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring: metrics.Scoring):
     """Decode generated ids and labels, then score them with the task metric."""
 
     def compute(prediction) -> dict[str, float]:
@@ -115,16 +137,19 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, bleu_tok
         labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
         hypotheses = tokenizer.batch_decode(predictions, skip_special_tokens=True)
         references = tokenizer.batch_decode(labels, skip_special_tokens=True)
-        return {metric: metrics.task_metric(metric, hypotheses, references, bleu_tokenize)}
+        return {metric: metrics.task_metric(metric, hypotheses, references, scoring)}
 
     return compute
 
 
-def configure_generation(model: PreTrainedModel, generation: dict) -> None:
-    """Greedy decoding for dev evaluation, with the task's length settings."""
+def configure_generation(model: PreTrainedModel, task: dict) -> None:
+    """Dev evaluation decodes with the task's dev decoder (`dev_search`: greedy by default, the paper's
+    test beam in configs/paper.yaml, as the authors validated) and the task's length settings."""
     config = model.generation_config
-    apply_length_settings(config, generation)
-    config.num_beams = 1
+    apply_length_settings(config, task["generation"])
+    search = task["dev_search"]
+    config.num_beams = search.get("num_beams", 1)
+    config.length_penalty = search.get("length_penalty", 1.0)
     config.do_sample = False
 
 
@@ -177,7 +202,7 @@ def train_mle(job: TrainingJob) -> dict:
         else load_tokenizer(job.task["model"]["name_or_path"], job.task["model"].get("revision"))
     )
     model = initial_model(job.task["model"], tokenizer)
-    configure_generation(model, job.task["generation"])
+    configure_generation(model, job.task)
     log.info("model: %s parameters", f"{count_parameters(model):,}")
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
     resume_from = resume_point(job.checkpoint_dir, {"task": job.task, "objective": job.objective, "seed": job.seed})
@@ -188,7 +213,7 @@ def train_mle(job: TrainingJob) -> dict:
         train_dataset=train_set,
         eval_dataset=valid_set,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], job.task["bleu_tokenize"]),
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), *job.callbacks],
         max_tokens=settings["max_tokens"],
     )
