@@ -14,6 +14,8 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
 
+from gold_textgen.checkpoints import COMPLETE_FILE
+
 pytestmark = pytest.mark.workflow
 MODEL = "results/models/demo/mle/seed1"
 CHECKPOINTS = "results/checkpoints/demo/mle/seed1"
@@ -36,7 +38,7 @@ def kill_after_checkpoint(workdir: Path, config: Path, step: int, timeout: float
     process = subprocess.Popen(
         [*command, MODEL, "--configfile", str(config)], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    saved = workdir / CHECKPOINTS / f"checkpoint-{step}" / "trainer_state.json"  # written last
+    saved = workdir / CHECKPOINTS / f"checkpoint-{step}" / COMPLETE_FILE  # written last
     deadline = time.monotonic() + timeout
     try:
         while not saved.exists():
@@ -70,3 +72,4 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, tmp_pa
         (e["step"], e["eval_bleu"], e["eval_loss"]) for e in evaluations[1]
     ]
     assert (interrupted / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
+    assert not (interrupted / CHECKPOINTS).exists()  # a finished run leaves nothing to resume

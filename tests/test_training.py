@@ -1,14 +1,18 @@
 """Training entry points on tiny models: the pretrained-checkpoint path and resumable checkpoints."""
 
 import json
+import logging
+import shutil
 from pathlib import Path
 
 import pytest
 from conftest import REPO, TINY_MODEL, tiny_task
 from transformers import TrainerCallback
 
-from gold_textgen.checkpoints import resume_point
+from gold_textgen.checkpoints import COMPLETE_FILE, resume_point
+from gold_textgen.gold_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.gold_training import train_gold
+from gold_textgen.io_utils import write_jsonl
 from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
 from gold_textgen.sampling import TokenBudgetBatchSampler
 from gold_textgen.seq2seq_data import length_sorted_batches
@@ -30,7 +34,7 @@ def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
     assert json.loads((tmp_path / "out" / "provenance.json").read_text())["seed"] == 3
 
 
-def test_rerun_resumes_from_the_last_checkpoint(tiny_data, tmp_path):
+def test_a_finished_run_leaves_nothing_to_resume(tiny_data, tmp_path):
     data_dir, tokenizer = tiny_data
     (tmp_path / "tok").mkdir()
     tokenizer.save_pretrained(tmp_path / "tok")
@@ -39,9 +43,9 @@ def test_rerun_resumes_from_the_last_checkpoint(tiny_data, tmp_path):
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO
     )
     first = train_mle(job)
-    assert first["resumed_from"] is None
-    again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))
-    assert again["resumed_from"] == "checkpoint-4"  # nothing left to do: the same model comes back
+    assert first["resumed_from"] is None and not (tmp_path / "ckpt").exists()
+    again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))  # as `snakemake -f` would
+    assert again["resumed_from"] is None and again["global_step"] == first["global_step"]  # a fresh run, not one step more
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
 
 
@@ -56,8 +60,79 @@ class CrashAfterCheckpoint(TrainerCallback):
             raise RuntimeError(f"killed after checkpoint-{self.step}")
 
 
-@pytest.mark.parametrize(("objective", "max_tokens"), [("mle", None), ("gold_s", None), ("gold_s", 120)])
-def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, monkeypatch, objective, max_tokens):
+@pytest.fixture
+def gold_setup(tiny_data, tmp_path):
+    """An MLE model with dropout (so a resume must restore the RNG too), its reward cache, and a GOLD-s task
+    with 12 updates: 4 per epoch, a checkpoint every 3 (mid-epoch), pi_tilde re-synced every 4."""
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    task = tiny_task({**TINY_MODEL, "dropout": 0.1})
+    task["mle"].update(max_steps=8)
+    task["gold"].update(max_steps=12, eval_steps=3, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=4)
+    task["gold"]["early_stopping_patience"] = 100
+    task["objectives"] = {"gold_s": {"reward": "s", "floor": 0.1, "baseline": 0.0, "min_weight": 0.1}}
+    mle = TrainingJob(
+        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
+    )
+    train_mle(mle)
+    rewards = tmp_path / "rewards.parquet"
+    write_token_nll(tmp_path / "mle", data_dir / "train.jsonl", rewards, task, positions="labels")
+    return mle, rewards
+
+
+def run_job(base: TrainingJob, rewards: Path, objective: str, name: str, callbacks=()) -> Path:
+    root = base.output_dir.parent
+    job = TrainingJob(**{**base.__dict__, "objective": objective, "output_dir": root / name, "checkpoint_dir": root / f"ckpt-{name}"})
+    job.callbacks = callbacks
+    if objective == "mle":
+        train_mle(job)
+    else:
+        train_gold(job, base.output_dir, rewards)
+    return root / name
+
+
+def training_losses(model_dir: Path) -> list[tuple[int, float]]:
+    return [(e["step"], e["loss"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "loss" in e]
+
+
+def test_gold_interrupted_three_times_ends_with_the_uninterrupted_model(gold_setup):
+    mle, rewards = gold_setup
+    straight = run_job(mle, rewards, "gold_s", "straight")
+    for step in (3, 6, 9):  # mid-epoch each time; 6 lies between two syncs of pi_tilde (4 and 8)
+        with pytest.raises(RuntimeError, match=f"killed after checkpoint-{step}"):
+            run_job(mle, rewards, "gold_s", "interrupted", callbacks=(CrashAfterCheckpoint(step),))
+        assert not (mle.output_dir.parent / "interrupted").exists()  # no half-written model directory
+    resumed = run_job(mle, rewards, "gold_s", "interrupted")
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-9"
+    assert training_losses(resumed) == training_losses(straight)  # every update's loss, bit for bit
+    assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
+
+
+def test_a_checkpoint_torn_before_the_lagged_policy_is_written_is_skipped(gold_setup, monkeypatch):
+    mle, rewards = gold_setup
+    straight = run_job(mle, rewards, "gold_s", "straight")
+    original = LaggedPolicySync.on_save
+
+    def killed_before_pi_tilde(self, args, state, control, **kwargs):
+        if state.global_step == 6:
+            raise RuntimeError("killed while saving checkpoint-6")
+        return original(self, args, state, control, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(LaggedPolicySync, "on_save", killed_before_pi_tilde)
+        with pytest.raises(RuntimeError, match="killed while saving"):
+            run_job(mle, rewards, "gold_s", "torn")
+    torn = mle.output_dir.parent / "ckpt-torn" / "checkpoint-6"
+    assert (torn / "model.safetensors").exists() and not (torn / LAGGED_POLICY_FILE).exists()
+    resumed = run_job(mle, rewards, "gold_s", "torn")
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-3"
+    assert training_losses(resumed) == training_losses(straight)
+    assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("max_tokens", [None, 120])
+def test_interrupted_mle_resumes_to_the_same_model(tiny_data, tmp_path, monkeypatch, max_tokens):
     data_dir, tokenizer = tiny_data
     budget_batches = []
     original_iter = TokenBudgetBatchSampler.__iter__
@@ -70,51 +145,50 @@ def test_interrupted_training_resumes_to_the_same_model(tiny_data, tmp_path, mon
     monkeypatch.setattr(TokenBudgetBatchSampler, "__iter__", counting_iter)
     (tmp_path / "tok").mkdir()
     tokenizer.save_pretrained(tmp_path / "tok")
-    task = tiny_task(TINY_MODEL)
-    task["mle"].update(max_steps=8)
-    task["gold"].update(max_steps=8, eval_steps=2, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=3)
-    task["gold"]["max_tokens"] = max_tokens  # token-budget batches replay exactly too
-    task["objectives"] = {"gold_s": {"reward": "s", "floor": 0.1, "baseline": 0.0, "min_weight": 0.1}}
-    mle = TrainingJob(
-        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
+    task = tiny_task({**TINY_MODEL, "dropout": 0.1})
+    task["mle"].update(max_steps=10, eval_steps=3, max_tokens=max_tokens)  # token-budget batches replay exactly too
+    base = TrainingJob(
+        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "unused", tmp_path / "c", REPO
     )
-    train_mle(mle)
-
-    def run(name: str, callbacks=()) -> Path:
-        job = TrainingJob(
-            **{**mle.__dict__, "objective": objective, "output_dir": tmp_path / name, "checkpoint_dir": tmp_path / f"ckpt-{name}"}
-        )
-        job.callbacks = callbacks
-        if objective == "mle":
-            train_mle(job)
-        else:
-            rewards = tmp_path / "rewards.parquet"
-            if not rewards.exists():
-                write_token_nll(tmp_path / "mle", data_dir / "train.jsonl", rewards, task, positions="labels")
-            train_gold(job, tmp_path / "mle", rewards)
-        return tmp_path / name
-
-    straight = run("straight")
-    with pytest.raises(RuntimeError, match="killed after checkpoint-4"):
-        run("interrupted", callbacks=(CrashAfterCheckpoint(4),))
-    assert not (tmp_path / "interrupted").exists()  # no half-written model directory
-    resumed = run("interrupted")
-    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-4"
+    straight = run_job(base, None, "mle", "straight")
+    with pytest.raises(RuntimeError, match="killed after checkpoint-6"):
+        run_job(base, None, "mle", "interrupted", callbacks=(CrashAfterCheckpoint(6),))
+    resumed = run_job(base, None, "mle", "interrupted")
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-6"
+    assert training_losses(resumed) == training_losses(straight)
     assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
-
-    def dev_bleu(path: Path) -> list[float]:
-        return [entry["eval_bleu"] for entry in json.loads((path / "log_history.json").read_text()) if "eval_bleu" in entry]
-
-    assert dev_bleu(resumed) == dev_bleu(straight)
     assert bool(budget_batches) == (max_tokens is not None)  # the token-budget sampler drew the batches
 
 
-def test_checkpoints_of_other_settings_are_discarded(tmp_path):
+def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_path, caplog):
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    train = tmp_path / "train.jsonl"
+    shutil.copy(data_dir / "train.jsonl", train)
+    task = tiny_task(TINY_MODEL)
+    job = TrainingJob(task, "mle", 1, train, data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO)
+    with pytest.raises(RuntimeError, match="killed after checkpoint-2"):
+        train_mle(TrainingJob(**{**job.__dict__, "callbacks": (CrashAfterCheckpoint(2),)}))
+    records = [json.loads(line) for line in train.read_text().splitlines()]
+    write_jsonl(train, [{**r, "target": " ".join(reversed(r["target"].split()))} for r in records])  # every target replaced
+    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints"):
+        summary = train_mle(job)
+    assert summary["resumed_from"] is None
+    assert "changed: input 'train'" in caplog.text
+
+
+def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path):
+    identity = {"settings": {"lr": 1}, "inputs": {"train": "abc"}}
     (tmp_path / "checkpoint-10").mkdir(parents=True)
-    assert resume_point(tmp_path, {"lr": 1}) is None  # no fingerprint: unknown origin, start over
-    (tmp_path / "checkpoint-10").mkdir()
-    assert resume_point(tmp_path, {"lr": 1}).endswith("checkpoint-10")
-    assert resume_point(tmp_path, {"lr": 2}) is None
+    assert resume_point(tmp_path, identity) is None  # no fingerprint: unknown origin, start over
+    assert not (tmp_path / "checkpoint-10").exists()
+    for step in (10, 20):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    (tmp_path / "checkpoint-10" / COMPLETE_FILE).write_text("{}")
+    assert resume_point(tmp_path, identity).endswith("checkpoint-10")  # 20 was never completed
+    assert not (tmp_path / "checkpoint-20").exists()
+    assert resume_point(tmp_path, {**identity, "inputs": {"train": "abd"}}) is None
     assert not (tmp_path / "checkpoint-10").exists()
 
 
@@ -142,3 +216,11 @@ def test_token_budget_batches_keep_the_budget_and_replay_per_epoch():
 def test_an_example_over_the_token_budget_is_named():
     with pytest.raises(ValueError, match="training example 1 has 30 tokens, more than max_tokens 24"):
         TokenBudgetBatchSampler([5, 30, 3], max_tokens=24, seed=0)
+
+
+def test_a_loaded_model_keeps_its_sinusoidal_positions_fixed(tiny_data, tmp_path):
+    _, tokenizer = tiny_data
+    build_scratch_model(TINY_MODEL, tokenizer).save_pretrained(tmp_path)
+    loaded = load_pretrained_model(tmp_path)
+    positions = [name for name, parameter in loaded.named_parameters() if "embed_positions" in name]
+    assert positions and not any(parameter.requires_grad for name, parameter in loaded.named_parameters() if name in positions)

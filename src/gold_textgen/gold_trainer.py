@@ -192,10 +192,19 @@ class LaggedPolicySync(TrainerCallback):
             save_file(_untied(tensors), str(folder / LAGGED_POLICY_FILE))
 
     def restore(self, checkpoint: str | Path) -> None:
+        """Load pi_tilde from a checkpoint, strictly: only the tied copies that `_untied` left out of the
+        file may be missing, and they are checked by name."""
         path = Path(checkpoint) / LAGGED_POLICY_FILE
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: cannot resume GOLD training with the same pi_tilde")
-        self.lagged_model.load_state_dict(load_file(str(path)), strict=False)
+        state = self.lagged_model.state_dict()
+        tied = set(state) - set(_untied(state))
+        result = self.lagged_model.load_state_dict(load_file(str(path)), strict=False)
+        unexpected, untied_missing = result.unexpected_keys, sorted(set(result.missing_keys) - tied)
+        if unexpected or untied_missing:
+            raise ValueError(
+                f"{path} does not match the model: missing {untied_missing or 'nothing'}, unexpected {unexpected or 'nothing'}"
+            )
         log.info("restored pi_tilde from %s", path)
 
 

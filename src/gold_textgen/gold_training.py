@@ -3,32 +3,22 @@ and (by default) cached rewards; see gold_trainer.py for the per-step mechanics.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from pathlib import Path
 
 import pandas as pd
 from transformers import DataCollatorForSeq2Seq, EarlyStoppingCallback
 
-from .checkpoints import resume_point
+from .checkpoints import CheckpointCompletion, resume_point, run_identity
 from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
 from .metrics import Scoring
 from .models import load_pretrained_model
 from .rewards import RewardPaddingCollator, attach_cached_rewards
 from .runtime import seed_everything
 from .tokenization import load_tokenizer
-from .training import TrainingJob, compute_metrics_fn, configure_generation, load_splits, run_and_save, training_arguments
+from .training import TrainingJob, compute_metrics_fn, configure_generation, job_settings, load_splits, run_and_save, training_arguments
 
 log = logging.getLogger(__name__)
-
-
-def file_digest(path: Path) -> str:
-    """sha256 of a file, read in chunks (identifies the MLE checkpoint a GOLD run starts from)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dict:
@@ -47,8 +37,8 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
         train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
-    fingerprint_of = {"task": job.task, "objective": job.objective, "seed": job.seed, "mle": file_digest(mle_dir / "model.safetensors")}
-    resume_from = resume_point(job.checkpoint_dir, fingerprint_of)
+    inputs = {"train": job.train_path, "valid": job.valid_path, "mle_model": mle_dir, "rewards": rewards_path}
+    resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
     sync = LaggedPolicySync(lagged, gold.sync_every)
     if resume_from:
         sync.restore(resume_from)
@@ -62,7 +52,13 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], Scoring.of_task(job.task)),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), sync, *job.callbacks],
+        # CheckpointCompletion after the lagged policy's sync: a checkpoint is complete once pi_tilde is in it.
+        callbacks=[
+            EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]),
+            sync,
+            CheckpointCompletion(),
+            *job.callbacks,
+        ],
         gold=gold,
         lagged_model=lagged,
         reward_model=reward_model,

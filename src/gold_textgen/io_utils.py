@@ -4,6 +4,7 @@ never leaves a half-written file that looks finished."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -82,3 +83,24 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """Hex digest of a file, read in chunks."""
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_digest(path: str | os.PathLike) -> str:
+    """sha256 of a file, or of a directory's files (relative names and contents, in name order), so two
+    copies of the same content agree wherever they lie."""
+    path = Path(path)
+    if path.is_file():
+        return file_digest(path)
+    digest = hashlib.sha256()
+    for member in sorted(p for p in path.rglob("*") if p.is_file()):
+        digest.update(f"{member.relative_to(path).as_posix()}\0{file_digest(member)}\n".encode())
+    return digest.hexdigest()

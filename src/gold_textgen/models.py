@@ -64,7 +64,23 @@ def build_scratch_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) 
 
 def load_pretrained_model(name_or_path: str | Path, revision: str | None = None) -> PreTrainedModel:
     """A pretrained seq2seq model from a hub name or a local directory (safetensors; no remote code)."""
-    return AutoModelForSeq2SeqLM.from_pretrained(str(name_or_path), revision=revision, trust_remote_code=False, use_safetensors=True)
+    model = AutoModelForSeq2SeqLM.from_pretrained(str(name_or_path), revision=revision, trust_remote_code=False, use_safetensors=True)
+    return freeze_fixed_positions(model)
+
+
+def freeze_fixed_positions(model: PreTrainedModel) -> PreTrainedModel:
+    """Keep sinusoidal position tables fixed, as they are in a model built from scratch.
+
+    transformers' `from_pretrained` hands them back trainable (seen with MarianMTModel in transformers 5),
+    while checkpoints do not store them (they are recomputed at load time). Fine-tuning a loaded model would
+    then train them, the Trainer's own checkpoints would drop what it learnt, a resumed run would continue
+    from other positions than the uninterrupted one, and the saved model would differ from the one that was
+    evaluated. Frozen, they are the same in every one of those places.
+    """
+    for module in model.modules():
+        if "Sinusoidal" in type(module).__name__:
+            module.requires_grad_(False)
+    return model
 
 
 def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:

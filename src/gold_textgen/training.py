@@ -25,7 +25,7 @@ from transformers import (
 )
 
 from . import metrics
-from .checkpoints import resume_point
+from .checkpoints import CheckpointCompletion, discard_checkpoints, resume_point, run_identity
 from .decoding import apply_length_settings
 from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
 from .models import count_parameters, initial_model
@@ -161,6 +161,11 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     return train_set, valid_set
 
 
+def job_settings(job: TrainingJob) -> dict:
+    """The settings part of a run's identity (its inputs' contents are the other part)."""
+    return {"task": job.task, "objective": job.objective, "seed": job.seed}
+
+
 def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:
     """Train (resuming if possible), then write the best model, tokenizer, config and provenance atomically."""
     if resume_from:
@@ -189,6 +194,7 @@ def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resu
         write_json(staging / "provenance.json", provenance(job.repo_dir, **summary))
         write_json(staging / "log_history.json", state.log_history)
     log.info("saved %s (best %s = %s at %s)", job.output_dir, summary["metric"], summary["best_metric"], summary["best_checkpoint"])
+    discard_checkpoints(job.checkpoint_dir)
     return summary
 
 
@@ -205,7 +211,8 @@ def train_mle(job: TrainingJob) -> dict:
     configure_generation(model, job.task)
     log.info("model: %s parameters", f"{count_parameters(model):,}")
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
-    resume_from = resume_point(job.checkpoint_dir, {"task": job.task, "objective": job.objective, "seed": job.seed})
+    inputs = {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path}
+    resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
     trainer = MleTrainer(
         model=model,
         args=training_arguments(settings, job),
@@ -214,7 +221,11 @@ def train_mle(job: TrainingJob) -> dict:
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
-        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]), *job.callbacks],
+        callbacks=[
+            EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]),
+            CheckpointCompletion(),
+            *job.callbacks,
+        ],
         max_tokens=settings["max_tokens"],
     )
     return run_and_save(trainer, job, settings, resume_from)

@@ -3,7 +3,6 @@ only then renamed into place, so an interrupted or corrupted download never look
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import urllib.error
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from ..io_utils import atomic_open
+from ..io_utils import atomic_open, file_digest
 
 log = logging.getLogger(__name__)
 ALGORITHMS = ("sha256", "md5")
@@ -29,14 +28,6 @@ def parse_checksum(checksum: str) -> tuple[str, str]:
     if algorithm not in ALGORITHMS or not digest:
         raise ValueError(f"checksum '{checksum}' must look like sha256:<hex> or md5:<hex>")
     return algorithm, digest.lower()
-
-
-def file_digest(path: str | os.PathLike, algorithm: str) -> str:
-    digest = hashlib.new(algorithm)
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify(path: str | os.PathLike, checksum: str | None, url: str) -> None:
