@@ -13,10 +13,19 @@ except ImportError as error:
         f"or `pip install -e .` in this environment): {error}"
     )
 
+# The layers Snakemake merged (config.yaml, each --configfile, --config): a source whose kind an overlay
+# changes is taken whole from that overlay, and an error names the file that set the bad key.
+CONFIG_LAYERS = gold_config.config_layers(
+    Path(workflow.basedir) / "config.yaml",
+    workflow.config_settings.configfiles,
+    workflow.config_settings.config,
+)
+gold_config.take_switched_sources(config, CONFIG_LAYERS)
 try:
     gold_config.validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
 except gold_config.ConfigError as error:
-    raise WorkflowError(f"invalid configuration: {error}")
+    origin = gold_config.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
+    raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
 ANALYSIS = gold_config.analysis_settings(config)

@@ -4,7 +4,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gold_textgen.config import ConfigError, local_source_files, task_config, training_view, validate_config
+from gold_textgen.config import (
+    ConfigError,
+    config_layers,
+    local_source_files,
+    take_switched_sources,
+    task_config,
+    training_view,
+    validate_config,
+    where_set,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +57,13 @@ def test_shipped_configs_merge_into_valid_configs(config, name):
         (lambda c: c["tasks"]["demo"]["model"].update(attention_heads=5), r"tasks\.demo\.model\.attention_heads: must divide d_model"),
         (lambda c: c["tasks"]["demo"]["source"].update(min_length=40), r"tasks\.demo\.source\.min_length: must not exceed max_length"),
         (lambda c: c.update(extra=1), r"unknown config key extra"),
+        (
+            lambda c: c["tasks"]["demo"]["mle"].update(learning_rate=float("nan")),
+            r"tasks\.demo\.mle\.learning_rate: nan is not a finite number",
+        ),
+        (lambda c: c["tasks"]["demo"]["objectives"]["gold_p"].update(baseline=float("inf")), r"gold_p\.baseline: inf is not a finite"),
+        (lambda c: c["experiment"].update(seeds=[1.0]), r"experiment\.seeds\.0: 1\.0 is not of type 'integer'"),
+        (lambda c: c["analysis"].update(gold_objective="mle"), r"analysis\.gold_objective: 'mle' is not a GOLD objective"),
         (lambda c: c["tasks"]["demo"].update(dev_decoder="beam9"), r"tasks\.demo\.dev_decoder: decoder 'beam9' is not defined"),
         (lambda c: c["tasks"]["demo"].update(dev_decoder="topk5"), r"tasks\.demo\.dev_decoder: 'topk5' samples"),
         (lambda c: c["tasks"]["demo"]["mle"].update(tokens_per_update=4096), r"tasks\.demo\.mle\.tokens_per_update: needs max_tokens"),
@@ -106,3 +122,41 @@ def test_dev_decoder_resolves_with_the_task_overrides_and_counts_for_training(co
     beam = task_config(validate_config(config), "demo")
     assert beam["dev_search"] == {"num_beams": 4, "length_penalty": 2.0}
     assert training_view(beam, "mle") != training_view(greedy, "mle")
+
+
+def test_config_errors_name_the_file_that_set_the_key(tmp_path):
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text("tasks:\n  demo:\n    mle:\n      learning_rate: -1\n")
+    layers = config_layers(REPO / "config.yaml", [overlay], {"experiment": {"seeds": [3]}})
+    assert where_set(layers, ["tasks", "demo", "mle", "learning_rate"]) == str(overlay)
+    assert where_set(layers, ["tasks", "demo", "mle", "warmup_steps"]) == str(REPO / "config.yaml")
+    assert where_set(layers, ["experiment", "seeds", 0]) == "--config"
+    assert where_set(layers, ["analysis", "bootstrap_resamples"]) == str(REPO / "config.yaml")
+    assert where_set(layers, ["tasks", "demo", "mle", "adam_beta2"]) == str(overlay)  # a default under the overlay's block
+    assert ConfigError("config key experiment.tasks[0]: task 'x' is not defined").key_path == ["experiment", "tasks", 0]
+
+
+def test_an_overlay_that_switches_the_source_kind_replaces_the_source_block(tmp_path):
+    overlay = tmp_path / "local.yaml"
+    local = {"kind": "local", "format": "jsonl", "train": "d/train.jsonl", "valid": "d/valid.jsonl", "test": "d/test.jsonl"}
+    overlay.write_text(yaml.safe_dump({"tasks": {"demo": {"source": local}}}))
+    tweak = tmp_path / "tweak.yaml"
+    tweak.write_text("tasks:\n  demo:\n    source:\n      train: e/train.jsonl\n")
+    base = yaml.safe_load((REPO / "config.yaml").read_text())
+    merged = copy.deepcopy(base)
+    for path in (overlay, tweak):  # Snakemake merges key by key
+        merged = _merge(merged, yaml.safe_load(path.read_text()))
+    assert "num_train" in merged["tasks"]["demo"]["source"]  # the synthetic keys leaked in
+    take_switched_sources(merged, config_layers(REPO / "config.yaml", [overlay, tweak]))
+    assert merged["tasks"]["demo"]["source"] == {**local, "train": "e/train.jsonl"}
+    validate_config(merged)
+    same_kind = copy.deepcopy(base)
+    take_switched_sources(same_kind, config_layers(REPO / "config.yaml", [tweak]))
+    assert same_kind == base  # no switch of kind: nothing is replaced
+
+
+def _merge(base: dict, update: dict) -> dict:
+    from snakemake.utils import update_config
+
+    update_config(base, update)
+    return base

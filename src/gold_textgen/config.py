@@ -9,6 +9,9 @@ Keys left out are filled with the schema's defaults, so the rest of the code see
 from __future__ import annotations
 
 import copy
+import math
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import jsonschema
@@ -20,6 +23,19 @@ SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.y
 
 class ConfigError(ValueError):
     """The experiment config is invalid; the message names the offending key."""
+
+    @property
+    def key_path(self) -> list[str | int]:
+        """The offending key as a path (`experiment.tasks[0]` -> ['experiment', 'tasks', 0]), read from the message."""
+        match = re.search(r"config key ([^\s:(]+)", str(self))
+        if not match:
+            return []
+        return [int(part) if part.isdigit() else part for part in re.split(r"\.|\[|\]", match.group(1)) if part]
+
+
+def _is_integer(checker, instance) -> bool:
+    """YAML's `1.0` is a float: an integer setting must be written as one (JSON Schema would accept 1.0)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
 
 
 def _with_defaults(validator_class):
@@ -33,7 +49,8 @@ def _with_defaults(validator_class):
                     instance.setdefault(name, _copy(subschema["default"]))
         yield from validate_properties(validator, properties, instance, schema)
 
-    return validators.extend(validator_class, {"properties": set_defaults})
+    type_checker = validator_class.TYPE_CHECKER.redefine("integer", _is_integer)
+    return validators.extend(validator_class, {"properties": set_defaults}, type_checker=type_checker)
 
 
 def _copy(value):
@@ -91,8 +108,21 @@ def validate_config(config: dict, schema_path: str | Path = SCHEMA_PATH) -> dict
         # Report the most specific problem: the one deepest in the config.
         deepest = max(errors, key=lambda e: (len(e.absolute_path), -len(str(e.message))))
         raise ConfigError(_describe(deepest, schema))
+    _check_finite(config, [])
     _check_references(config)
     return config
+
+
+def _check_finite(node, path: list[str]) -> None:
+    """JSON Schema's number ranges let NaN and infinity through (every comparison with NaN is false)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _check_finite(value, [*path, str(key)])
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _check_finite(value, [*path[:-1], f"{path[-1]}[{index}]"] if path else [f"[{index}]"])
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(f"config key {'.'.join(path)}: {node} is not a finite number")
 
 
 def _check_references(config: dict) -> None:
@@ -116,8 +146,9 @@ def _check_references(config: dict) -> None:
     if seed is not None and seed not in experiment["seeds"]:
         raise ConfigError(f"config key analysis.seed: {seed} is not one of experiment.seeds {experiment['seeds']}")
     gold_objective = config["analysis"]["gold_objective"]
-    if gold_objective is not None and gold_objective not in experiment["objectives"]:
-        raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not one of experiment.objectives")
+    if gold_objective is not None and (gold_objective == "mle" or gold_objective not in experiment["objectives"]):
+        gold = [o for o in experiment["objectives"] if o != "mle"]
+        raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not a GOLD objective of experiment.objectives {gold}")
     for name in experiment["tasks"]:
         for index, objective in enumerate(experiment["objectives"]):
             if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
@@ -148,6 +179,62 @@ def _check_references(config: dict) -> None:
                 )
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+
+
+def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapping | None = None) -> list[tuple[str, dict]]:
+    """The config as Snakemake merges it, layer by layer: the workflow's config.yaml, each --configfile in
+    order, then --config values; each as (where it comes from, its settings)."""
+    layers = [(str(path), yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}) for path in [base, *overlays]]
+    if command_line:
+        layers.append(("--config", dict(command_line)))
+    return layers
+
+
+def where_set(layers: Sequence[tuple[str, dict]], key_path: Sequence[str | int]) -> str | None:
+    """The last layer that sets `key_path`, or else the longest part of it (None: only schema defaults)."""
+    for length in range(len(key_path), 0, -1):
+        for name, layer in reversed(layers):
+            if _lookup(layer, key_path[:length]):
+                return name
+    return None
+
+
+def _lookup(node, path: Sequence[str | int]) -> bool:
+    for part in path:
+        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and part < len(node)):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def take_switched_sources(config: dict, layers: Sequence[tuple[str, dict]]) -> None:
+    """Overlays merge key by key, except a task's `source` whose `kind` a later layer changes: from that
+    layer on, the source block is taken whole (merged over the later layers only), so keys of one source
+    kind (a synthetic task's `num_train`) never leak into another (a `local` source)."""
+    for task, settings in config.get("tasks", {}).items():
+        kinds = [(index, layer_source(layer, task).get("kind")) for index, (_, layer) in enumerate(layers)]
+        kinds = [(index, kind) for index, kind in kinds if kind is not None]
+        switches = [index for (index, kind), (_, before) in zip(kinds[1:], kinds, strict=False) if kind != before]
+        if switches and isinstance(settings, dict):
+            merged: dict = {}
+            for _, layer in layers[switches[-1] :]:
+                merged = _deep_merge(merged, layer_source(layer, task))
+            settings["source"] = merged
+
+
+def layer_source(layer: dict, task: str) -> dict:
+    source = ((layer.get("tasks") or {}).get(task) or {}).get("source")
+    return source if isinstance(source, dict) else {}
+
+
+def _deep_merge(base: dict, update: dict) -> dict:
+    merged = dict(base)
+    for key, value in update.items():
+        merged[key] = (
+            _deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else copy.deepcopy(value)
+        )
+    return merged
 
 
 def _check_decoder_name(config: dict, key: str, decoder: str) -> None:
