@@ -78,7 +78,7 @@ def test_parallel_length_mismatch_names_both_files(tmp_path):
 
 
 def test_parallel_empty_target_line(tmp_path):
-    src, tgt = write(tmp_path / "x.src", "a\nb\n"), write(tmp_path / "x.tgt", "A\n\n")
+    src, tgt = write(tmp_path / "x.src", "a\nb\nc\n"), write(tmp_path / "x.tgt", "A\n\nC\n")
     with pytest.raises(DataFormatError, match=r"x\.tgt:2: empty target"):
         load_parallel(src, tgt)
 
@@ -114,5 +114,44 @@ def test_local_split_unknown_format(tmp_path):
 def test_duplicate_ids_are_rejected(tmp_path):
     write(tmp_path / "t.jsonl", '{"id": "1", "source": "a", "target": "b"}\n{"id": "1", "source": "c", "target": "d"}\n')
     spec = {"kind": "local", "format": "jsonl", "train": "t.jsonl", "valid": "t.jsonl", "test": "t.jsonl"}
-    with pytest.raises(DataFormatError, match="duplicate id '1'"):
+    with pytest.raises(DataFormatError, match=r"t\.jsonl:2: duplicate id '1' \(first at line 1\)"):
         prepare_dataset(spec, {"train": tmp_path / "o.jsonl"}, base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv", "parallel"])
+def test_every_format_drops_a_byte_order_mark_and_trailing_blank_lines(tmp_path, fmt):
+    if fmt == "jsonl":
+        records = load_jsonl(write(tmp_path / "t.jsonl", '\ufeff{"source": "a", "target": "b"}\n\n\n'))
+    elif fmt == "tsv":
+        records = load_tsv(write(tmp_path / "t.tsv", "\ufeffa\tb\n\n"))
+    else:
+        records = load_parallel(write(tmp_path / "t.src", "\ufeffa\n\n"), write(tmp_path / "t.tgt", "\ufeffb\n"))
+    assert [(r["source"], r["target"]) for r in records] == [("a", "b")]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("e.jsonl", "\n\n", r"e\.jsonl: no records"),
+        ("e.tsv", "", r"e\.tsv: no records"),
+        ("n.jsonl", '{"id": null, "source": "a", "target": "b"}\n', r"n\.jsonl:1: field 'id' must be a string or an integer, got null"),
+        ("d.tsv", "a\tb\n", None),
+    ],
+)
+def test_empty_files_and_null_ids_are_named(tmp_path, name, text, problem):
+    path = write(tmp_path / name, text)
+    loader = load_jsonl if name.endswith(".jsonl") else load_tsv
+    if problem is None:
+        assert len(loader(path)) == 1
+        return
+    with pytest.raises(DataFormatError, match=problem):
+        loader(path)
+
+
+def test_a_tsv_header_is_read_only_when_declared(tmp_path):
+    path = write(tmp_path / "h.tsv", "source\ttarget\na\tb\n")
+    with pytest.raises(DataFormatError, match=r"h\.tsv:1: looks like a header line .*set `header: true`"):
+        load_tsv(path)
+    assert [(r["source"], r["target"]) for r in load_tsv(path, header=True)] == [("a", "b")]
+    spec = {"kind": "local", "format": "tsv", "header": True, "train": "h.tsv", "valid": "h.tsv", "test": "h.tsv"}
+    assert len(load_local_split(spec, "train", tmp_path)) == 1

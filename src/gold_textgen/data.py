@@ -3,6 +3,12 @@
 Every task, whatever its source, ends up as `results/data/{task}/{split}.jsonl`, one JSON object per
 line with at least `id`, `source` and `target` (extra fields are kept). The loaders below read the three
 local formats a researcher is likely to have and stop at the first bad record with `file:line: problem`.
+
+The same rules in every format: a UTF-8 byte-order mark is dropped; blank lines at the end of a file are
+ignored; a file with no record, a repeated id or a null id is an error naming the file (and line). Blank
+lines inside a file are skipped in JSONL and TSV, but are an error in parallel files, where line i of
+one file must pair with line i of the other. A TSV header line is read only when the config says
+`header: true`; a first line that looks like one (`source<TAB>target`) is an error otherwise.
 """
 
 from __future__ import annotations
@@ -34,18 +40,40 @@ def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
                 raise DataFormatError(
                     f"{_where(path, line_number)}: not valid UTF-8 (byte {error.start}: {raw[error.start : error.start + 1]!r})"
                 ) from None
-            yield line_number, text.rstrip("\r\n")
+            text = text.rstrip("\r\n")
+            yield line_number, text.removeprefix("\ufeff") if line_number == 1 else text
+
+
+def _lines_without_trailing_blanks(path: Path) -> list[tuple[int, str]]:
+    lines = list(_decoded_lines(path))
+    while lines and not lines[-1][1].strip():
+        lines.pop()
+    return lines
 
 
 def _content_lines(path: Path) -> Iterator[tuple[str, int, str]]:
     """(`file:line`, line number, text) of every non-blank line."""
-    for line_number, text in _decoded_lines(path):
+    for line_number, text in _lines_without_trailing_blanks(path):
         if text.strip():
             yield _where(path, line_number), line_number, text
 
 
+def _checked(records: list[dict], path: Path, lines: list[int]) -> list[dict]:
+    """The records of one file, after the checks every format shares: not empty, ids unique."""
+    if not records:
+        raise DataFormatError(f"{path}: no records")
+    first_line: dict[str, int] = {}
+    for record, line_number in zip(records, lines, strict=True):
+        if record["id"] in first_line:
+            raise DataFormatError(f"{_where(path, line_number)}: duplicate id '{record['id']}' (first at line {first_line[record['id']]})")
+        first_line[record["id"]] = line_number
+    return records
+
+
 def make_record(record_id: str, source: object, target: object, where: str, extra: dict | None = None) -> dict:
     """Check one source/target pair and return it in the contract's shape."""
+    if record_id is None or isinstance(record_id, bool) or not isinstance(record_id, str | int):
+        raise DataFormatError(f"{where}: field 'id' must be a string or an integer, got {json.dumps(record_id)}")
     for name, value in (("source", source), ("target", target)):
         if not isinstance(value, str):
             raise DataFormatError(f"{where}: field '{name}' must be a string, got {type(value).__name__}")
@@ -59,8 +87,9 @@ def make_record(record_id: str, source: object, target: object, where: str, extr
 def load_jsonl(path: str | Path, source_field: str = "source", target_field: str = "target", id_field: str = "id") -> list[dict]:
     """JSON lines, one object per line; blank lines are skipped. Fields other than the three are kept."""
     path = Path(path)
-    records = []
+    records, lines = [], []
     for where, line_number, text in _content_lines(path):
+        lines.append(line_number)
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as error:
@@ -73,26 +102,35 @@ def load_jsonl(path: str | Path, source_field: str = "source", target_field: str
         extra = {k: v for k, v in obj.items() if k not in (source_field, target_field, id_field)}
         record_id = obj.get(id_field, f"{path.stem}-{line_number}")
         records.append(make_record(record_id, obj[source_field], obj[target_field], where, extra))
-    return records
+    return _checked(records, path, lines)
 
 
-def load_tsv(path: str | Path) -> list[dict]:
-    """Tab-separated `source<TAB>target`, no header, no quoting (text may contain quote characters)."""
+HEADER_NAMES = {"source", "target", "src", "tgt", "input", "output"}
+
+
+def load_tsv(path: str | Path, header: bool = False) -> list[dict]:
+    """Tab-separated `source<TAB>target`, no quoting (text may contain quote characters); with `header`,
+    the first line names the columns and is skipped."""
     path = Path(path)
-    records = []
-    for where, line_number, text in _content_lines(path):
+    records, lines = [], []
+    for index, (where, line_number, text) in enumerate(_content_lines(path)):
         fields = next(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
+        if index == 0 and header:
+            continue
+        if index == 0 and len(fields) == 2 and {f.strip().lower() for f in fields} <= HEADER_NAMES:
+            raise DataFormatError(f"{where}: looks like a header line ({text!r}); set `header: true` for this source, or remove the line")
         if len(fields) != 2:
             raise DataFormatError(f"{where}: expected 2 tab-separated fields (source, target), found {len(fields)}")
         records.append(make_record(f"{path.stem}-{line_number}", fields[0], fields[1], where))
-    return records
+        lines.append(line_number)
+    return _checked(records, path, lines)
 
 
 def load_parallel(source_path: str | Path, target_path: str | Path) -> list[dict]:
     """Two line-aligned files (e.g. `train.src` / `train.tgt`): line i of one is paired with line i of the other."""
     source_path, target_path = Path(source_path), Path(target_path)
-    sources = list(_decoded_lines(source_path))
-    targets = list(_decoded_lines(target_path))
+    sources = _lines_without_trailing_blanks(source_path)
+    targets = _lines_without_trailing_blanks(target_path)
     if len(sources) != len(targets):
         shorter = source_path if len(sources) < len(targets) else target_path
         raise DataFormatError(
@@ -104,7 +142,7 @@ def load_parallel(source_path: str | Path, target_path: str | Path) -> list[dict
         if not source.strip():
             raise DataFormatError(f"{_where(source_path, line_number)}: empty source")
         records.append(make_record(f"{source_path.stem}-{line_number}", source, target, _where(target_path, line_number)))
-    return records
+    return _checked(records, source_path, [line_number for line_number, _ in sources])
 
 
 def load_local_split(spec: dict, split: str, base_dir: str | Path = ".") -> list[dict]:
@@ -115,7 +153,7 @@ def load_local_split(spec: dict, split: str, base_dir: str | Path = ".") -> list
     if fmt == "jsonl":
         return load_jsonl(location, spec.get("source_field", "source"), spec.get("target_field", "target"))
     if fmt == "tsv":
-        return load_tsv(location)
+        return load_tsv(location, spec.get("header", False))
     if fmt == "parallel":
         suffixes = spec.get("suffixes", [".src", ".tgt"])
         return load_parallel(f"{location}{suffixes[0]}", f"{location}{suffixes[1]}")

@@ -36,7 +36,7 @@ def prepare_dataset(
     for split, records in splits.items():
         if not records:
             raise ValueError(f"split '{split}' of the {source['kind']} source has no records")
-        check_unique_ids(records, f"split '{split}'")
+        check_unique_ids(records, f"split '{split}' of the {source['kind']} source")
         sizes[split] = write_jsonl(outputs[split], records)
         log.info("%s: %d records -> %s", split, sizes[split], outputs[split])
     for message in size_warnings(task, sizes, source.get("expected_sizes") or {}):
