@@ -52,7 +52,16 @@ def canonical_task(task):
 
 
 def task_settings(wildcards):
+    checked(wildcards)
     return canonical_task(wildcards.task)
+
+
+def checked(wildcards):
+    """Stop at once when a requested output names something the config does not define."""
+    try:
+        gold_config.check_target(config, wildcards)
+    except gold_config.ConfigError as error:
+        raise WorkflowError(f"cannot build the requested output: {error}")
 
 
 def source_settings(wildcards):
@@ -76,10 +85,12 @@ def view_of_task(view, task):
 
 
 def decoding_settings(wildcards):
+    checked(wildcards)
     return view_of_task("decoding_view", wildcards.task)
 
 
 def teacher_forcing_settings(wildcards):
+    checked(wildcards)
     return view_of_task("teacher_forcing_view", wildcards.task)
 
 
@@ -91,11 +102,13 @@ def task_decoder(task, decoder):
 def decoder_settings(wildcards):
     """The decoder's search settings with the task's overrides (e.g. its beam size); its number of runs is
     not one (adding runs leaves the others alone)."""
+    checked(wildcards)
     return task_decoder(wildcards.task, wildcards.decoder)
 
 
 def scoring_settings(wildcards):
     """How the task's outputs are scored (metrics.Scoring): BLEU tokenisation and ROUGE variant."""
+    checked(wildcards)
     return task_scoring(wildcards.task)
 
 

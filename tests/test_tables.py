@@ -3,7 +3,18 @@ import json
 import pandas as pd
 import pytest
 
-from gold_textgen.tables import load_scores, scoring_note, seed_table, table2, table2_markdown, to_markdown, with_scoring, write_table
+from gold_textgen.tables import (
+    load_scores,
+    scoring_note,
+    seed_table,
+    table1,
+    table1_labels,
+    table2,
+    table2_markdown,
+    to_markdown,
+    with_scoring,
+    write_table,
+)
 
 
 def score(seed, bleu, objective="mle"):
@@ -96,3 +107,13 @@ def test_tables_name_the_bleu_signature_and_rouge_variant_of_each_task(score_fil
     table = with_scoring(seed_table(scores), scores)
     assert set(table["bleu_signature"]) == {"nrefs:1|tok:13a"} and set(table["rouge_variant"]) == {"files2rouge"}
     assert "- demo: BLEU `nrefs:1|tok:13a`; ROUGE `files2rouge`" in scoring_note(scores)
+
+
+def test_table1_labels_every_row_with_its_decoder_when_there_are_several(score_files):
+    scores = load_scores(score_files)
+    table, _ = table1(scores, {"demo": "bleu"})
+    assert table1_labels(table) == ("task", "objective", "seed")
+    two = pd.concat([scores, scores.assign(decoder="topk20", bleu=scores["bleu"] - 5)], ignore_index=True)
+    table, columns = table1(two, {"demo": "bleu"})
+    text = to_markdown(table, columns, labels=table1_labels(table))
+    assert "| demo | mle | greedy | 1 | 20.00 |" in text and "| demo | mle | topk20 | 1 | 15.00 |" in text

@@ -1,10 +1,10 @@
 """Snakemake adapter: rule table1 -> gold_textgen.tables.table1."""
 
 from gold_textgen.logs import log_to_file
-from gold_textgen.tables import load_scores, scoring_note, table1, with_scoring, write_table
+from gold_textgen.tables import load_scores, scoring_note, table1, table1_labels, with_scoring, write_table
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)
     table, columns = table1(scores, snakemake.params.task_metrics)
-    labels = ("task", "objective", "seed")
+    labels = table1_labels(table)
     write_table(with_scoring(table, scores), snakemake.output.csv, snakemake.output.markdown, columns, scoring_note(scores), labels=labels)

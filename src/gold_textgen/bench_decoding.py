@@ -59,16 +59,23 @@ def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: in
     return throughput
 
 
+# The project's default experiment, found from the package's source checkout (an editable install).
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config.yaml"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="a trained model directory (results/models/...)")
     parser.add_argument("--data", type=Path, required=True, help="a split in the jsonl contract")
-    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="experiment config (default: the project's config.yaml)")
     parser.add_argument("--task", default="demo")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--beams", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args(argv)
+    for option, path in (("--model", args.model), ("--data", args.data), ("--config", args.config)):
+        if not path.exists():
+            parser.error(f"{option} {path}: no such file or directory")
     set_threads(args.threads)
     task = decoding_view(task_config(validate_config(yaml.safe_load(args.config.read_text())), args.task))
     run(args.model, args.data, task, args.rounds, args.beams)

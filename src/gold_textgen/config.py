@@ -244,6 +244,31 @@ def _check_decoder_name(config: dict, key: str, decoder: str) -> None:
         )
 
 
+def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
+    """A requested output may only name what the config defines: a task, an objective of that task, a
+    seed of `experiment.seeds`, a decoder and one of its sampling runs. Anything else (a typo such as
+    `gold_zz`, `seed99`, `sample9` of a decoder with three runs) is an error saying what exists."""
+    task = wildcards.get("task")
+    if task is not None and task not in config["tasks"]:
+        raise ConfigError(f"task '{task}' is not defined under tasks (defined: {', '.join(sorted(config['tasks']))})")
+    objective = wildcards.get("objective")
+    if objective is not None and objective != "mle" and objective not in config["tasks"][task]["objectives"]:
+        defined = ", ".join(["mle", *sorted(config["tasks"][task]["objectives"])])
+        raise ConfigError(f"objective '{objective}' is not defined for task {task} (defined: {defined})")
+    seed = wildcards.get("seed")
+    if seed is not None and int(seed) not in config["experiment"]["seeds"]:
+        raise ConfigError(f"seed {seed} is not one of experiment.seeds {config['experiment']['seeds']} (add it there to train it)")
+    decoder = wildcards.get("decoder")
+    if decoder is not None:
+        if decoder not in config["decoders"]:
+            raise ConfigError(f"decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})")
+        sample = wildcards.get("sample")
+        runs = sample_ids(config["decoders"][decoder])
+        if sample is not None and int(sample) not in runs:
+            what = f"runs sample{runs[0]}..sample{runs[-1]}" if len(runs) > 1 else f"runs once, as sample{runs[0]}"
+            raise ConfigError(f"decoder '{decoder}' {what}; sample{sample} is not one of them")
+
+
 def sample_ids(decoder: dict) -> list[int]:
     """The runs of one decoder: sample seeds 1..samples for a sampling decoder, the single run 0 otherwise."""
     return list(range(1, decoder["samples"] + 1)) if decoder["do_sample"] else [0]

@@ -110,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     tally_parser.add_argument("sheets", nargs="+", type=Path, help="filled sheets, one per rater")
     tally_parser.add_argument("--output", type=Path, help="write the result as CSV here (default: print it)")
     args = parser.parse_args(argv)
+    for path in (args.key, *args.sheets):
+        if not path.is_file():
+            parser.error(f"{path}: no such file")
     try:
         result = tally(pd.read_csv(args.key), args.sheets)
     except SheetError as error:

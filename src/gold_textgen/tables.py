@@ -128,6 +128,12 @@ def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataF
     return table, columns
 
 
+def table1_labels(table: pd.DataFrame) -> tuple[str, ...]:
+    """The row labels of Table 1's markdown: the decoder too when the table holds several, so that no two
+    rows look alike."""
+    return ("task", "objective", "decoder", "seed") if table["decoder"].nunique() > 1 else ("task", "objective", "seed")
+
+
 def _objective_rank(objective: str) -> int:
     return OBJECTIVE_ORDER.get(objective, len(OBJECTIVE_ORDER))
 
