@@ -5,6 +5,7 @@ import functools
 from pathlib import Path
 
 try:
+    from gold_textgen import cluster as gold_cluster
     from gold_textgen import config as gold_config
     from gold_textgen import resources as gold_resources
 except ImportError as error:
@@ -28,6 +29,15 @@ except gold_config.ConfigError as error:
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
+
+
+onstart:
+    # Before the first submission: a SLURM run on a host without SLURM's commands would otherwise retry
+    # every job and end with "No such file or directory: 'sbatch'".
+    problem = gold_cluster.slurm_client_problem(getattr(workflow.executor_plugin, "name", None))
+    if problem:
+        raise WorkflowError(problem)
+
 ANALYSIS = gold_config.analysis_settings(config)
 SPLITS = ["train", "valid", "test"]
 
@@ -126,6 +136,18 @@ def source_archive(wildcards):
     if gold_config.needs_download(source_settings(wildcards)):
         return f"results/downloads/{wildcards.task}/source_archive"
     return []
+
+
+def fetch_inputs(wildcards):
+    """Per task of the experiment: its downloaded archive, or its prepared data where a hub dataset is read."""
+    inputs = []
+    for task in EXPERIMENT["tasks"]:
+        source = canonical_task(task)["source"]
+        if gold_config.needs_download(source):
+            inputs.append(f"results/downloads/{task}/source_archive")
+        elif gold_config.reads_hub(source):
+            inputs.append(f"results/data/{task}/train.jsonl")
+    return inputs
 
 
 def tokenizer_input(wildcards):

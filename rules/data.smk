@@ -5,6 +5,15 @@
 
 localrules:
     download_source,
+    fetch,
+
+
+# Everything that needs the internet, for a login node before the cluster run: the archives of the
+# downloaded sources and the prepared data of the hub datasets (read through the `datasets` cache).
+# snakemake --cores 2 fetch --configfile configs/paper.yaml
+rule fetch:
+    input:
+        fetch_inputs,
 
 
 # snakemake --cores 1 results/downloads/iwslt14/source_archive

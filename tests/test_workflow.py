@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
+from conftest import REPO, SNAKEMAKE, run_snakemake
 
 pytestmark = pytest.mark.workflow
 # The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); greedy decoding of
@@ -73,6 +75,43 @@ def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_confi
     assert result.returncode != 0
     assert "tasks.demo.mle.learning_rate: -0.1 is less than or equal to the minimum of 0" in result.stderr + result.stdout
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("results/models/demo/gold_zz/seed1", "objective 'gold_zz' is not defined for task demo (defined: mle, gold_delta"),
+        ("results/generations/demo/mle/seed1/test/beam9/sample0.jsonl", "decoder 'beam9' is not defined under decoders"),
+        ("results/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2]"),
+        ("results/scores/demo/mle/seed1/valid/topk5/sample9.json", "decoder 'topk5' runs sample1..sample3; sample9 is not one of them"),
+    ],
+)
+def test_a_target_outside_the_config_is_refused_with_what_exists(tmp_path, target, message):
+    result = run_snakemake(tmp_path, "-n", target, check=False)
+    assert result.returncode != 0 and message in result.stdout + result.stderr
+
+
+def test_a_config_error_names_the_file_that_holds_the_bad_key(tmp_path):
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text("tasks:\n  demo:\n    mle:\n      learning_rate: .nan\n")
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(overlay), check=False)
+    assert f"invalid configuration (set in {overlay}): config key tasks.demo.mle.learning_rate: nan is not a finite number" in (
+        result.stdout + result.stderr
+    )
+
+
+def test_the_slurm_profile_by_name_plans_from_the_project_root():
+    """`snakemake --profile slurm`, typed as is in the project root (a dry run: nothing is submitted)."""
+    result = subprocess.run(
+        [str(SNAKEMAKE), "--profile", "slurm", "-n", "--quiet", "rules"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert job_counts(result.stdout)["train_mle"] >= 1
 
 
 @pytest.fixture(scope="module")

@@ -367,6 +367,11 @@ def needs_download(source: dict) -> bool:
     return source["kind"] in DOWNLOADED_KINDS
 
 
+def reads_hub(source: dict) -> bool:
+    """Sources that `prepare_dataset` reads from the dataset hub (it needs the internet, or the cache)."""
+    return source["kind"] == "huggingface"
+
+
 def model_label(task: dict) -> str:
     """A short description of a task's model, for tables: the checkpoint name, or the from-scratch shape."""
     model = task["model"]

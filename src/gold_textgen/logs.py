@@ -55,6 +55,7 @@ def job_environment() -> str:
         "host": os.uname().nodename,
         "pid": os.getpid(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID", "-"),
+        "slurm_partition": os.environ.get("SLURM_JOB_PARTITION", "-"),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "-"),
         "cuda_available": sys.modules["torch"].cuda.is_available() if "torch" in sys.modules else "-",
     }

@@ -87,7 +87,8 @@ MpiDefault=none
 MailProg=/bin/true
 GresTypes=gpu
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$NODE_CPUS RealMemory=$NODE_MB $GRES State=UNKNOWN
-PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=$NODE MaxTime=INFINITE State=UP
 CONF
 [ "$NODE_CPUS" -le "$DETECTED_CPUS" ] || echo "SlurmdParameters=config_overrides" >> "$CONF_DIR/slurm.conf"
 

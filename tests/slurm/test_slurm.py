@@ -45,9 +45,8 @@ def experiment_config(folder: Path) -> Path:
 
 
 def cluster_profile(folder: Path) -> Path:
-    """profiles/slurm with the edits its comments ask for on this cluster (partition) and faster polling."""
+    """profiles/slurm as shipped (the test cluster has its `cpu` and `gpu` partitions), polling faster."""
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    profile["default-resources"]["slurm_partition"] = "debug"
     profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "keep-going": False, "slurm-init-seconds-before-status-checks": 2})
     target = folder / "profile"
     target.mkdir()
@@ -94,6 +93,8 @@ def test_every_job_ran_as_a_slurm_job(slurm_and_local_runs):
         assert records.get(rule), f"no job log of {rule}"
         for facts in records[rule]:
             assert re.fullmatch(r"\d+", facts["slurm_job_id"]), f"{rule} did not run under SLURM: {facts}"
+            expected = "gpu" if rule in GPU_RULES else "cpu"
+            assert facts["slurm_partition"] == expected, f"{rule} ran in partition {facts['slurm_partition']}, not {expected}"
 
 
 def test_gpu_jobs_got_a_gpu_from_slurm_and_cpu_jobs_none(slurm_and_local_runs):
