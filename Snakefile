@@ -5,7 +5,8 @@
 #   snakemake --configfile configs/<name>.yaml  another experiment (configs/paper.yaml: the paper's grid)
 #
 # Stages: [download] -> data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per
-#         objective and seed -> decoding (per decoder and sampling run) -> token NLL + scores [+ lead-3]
+#         objective and seed -> evaluation per model and split (token NLL, every decoding run, scores)
+#         [+ lead-3]
 #         -> tables (1, 2, comparison with the paper), figures, analyses.
 #   snakemake --report report.html              one self-contained report of every table and figure
 
@@ -24,7 +25,6 @@ configfile: Path(workflow.basedir) / "config.yaml"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/train.smk"
-include: "rules/decode.smk"
 include: "rules/evaluate.smk"
 include: "rules/analyze.smk"
 include: "rules/report.smk"

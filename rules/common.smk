@@ -166,6 +166,45 @@ def reward_cache_input(wildcards):
     return []
 
 
+def evaluated_runs(split):
+    """(decoder, sampling run) of every decoding run on `split`: the table decoders on the evaluation split,
+    the sweep on the sweep split, the analysed decoder on the analysis split; each decoder once."""
+    decoders = []
+    if split == EXPERIMENT["eval_split"]:
+        decoders += EXPERIMENT["decoders"]
+    if split == EXPERIMENT["sweep_split"]:
+        decoders += EXPERIMENT["sweep_decoders"]
+    if split == ANALYSIS["split"]:
+        decoders.append(ANALYSIS["decoder"])
+    return [
+        (decoder, sample)
+        for decoder in dict.fromkeys(decoders)
+        for sample in gold_config.sample_ids(config["decoders"][decoder])
+    ]
+
+
+def run_files(split, kind):
+    """The generation or score file of each run of `split`, as output patterns of its evaluate rule."""
+    suffix = {"generations": "jsonl", "scores": "json"}[kind]
+    return [
+        f"results/{kind}/{{task}}/{{objective}}/seed{{seed}}/{split}/{decoder}/sample{sample}.{suffix}"
+        for decoder, sample in evaluated_runs(split)
+    ]
+
+
+def run_settings(split):
+    """A param function: each run of `split` with its decoder's search settings for the job's task."""
+
+    def runs(wildcards):
+        checked(wildcards)
+        return [
+            {"decoder": decoder, "sample": sample, "settings": task_decoder(wildcards.task, decoder)}
+            for decoder, sample in evaluated_runs(split)
+        ]
+
+    return runs
+
+
 def score_files(split, decoders):
     """Score files of every task x objective x seed x decoder x sampling run (one run per deterministic decoder)."""
     return [
@@ -355,3 +394,7 @@ def final_outputs(wildcards):
         outputs += per_task("results/tables/{task}/examples.md")
         outputs += per_task("results/human_eval/{task}/sheet.csv")
     return outputs
+
+
+# The splits that have an evaluate rule (rules/evaluate.smk).
+EVALUATED_SPLITS = [split for split in SPLITS if evaluated_runs(split)]

@@ -1,45 +1,37 @@
-# Evaluation: teacher-forced token NLL once per model and split, then scores per generation file.
+# Evaluation: one job per model and split loads the model once, writes the teacher-forced token NLL of
+# the references, then decodes with every decoder and sampling run the split needs (evaluated_runs) and
+# scores each run. One rule per evaluated split, since each split has its own list of runs.
+# snakemake --cores 2 results/scores/demo/mle/seed1/test/greedy/sample0.json  (builds its model's job)
 
 
-# snakemake --cores 2 results/token_nll/demo/mle/seed1/test.parquet
-rule token_nll:
-    input:
-        model="results/models/{task}/{objective}/seed{seed}",
-        data="results/data/{task}/{split}.jsonl",
-    output:
-        "results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
-    log:
-        "logs/token_nll/{task}/{objective}/seed{seed}/{split}.log",
-    benchmark:
-        "benchmarks/token_nll/{task}/{objective}/seed{seed}/{split}.tsv"
-    threads: config["threads"]["decode"]
-    resources:
-        gpu=requested("token_nll", "gpu"),
-        mem_mb=requested("token_nll", "mem_mb"),
-        runtime=requested("token_nll", "runtime"),
-    params:
-        task=teacher_forcing_settings,
-        positions="scored",  # the positions the paper's perplexity averages over
-    script:
-        "../workflow_scripts/token_nll.py"
+for split in EVALUATED_SPLITS:
 
-
-# snakemake --cores 1 results/scores/demo/mle/seed1/test/greedy/sample0.json
-rule score:
-    input:
-        generations="results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl",
-        nll="results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
-    output:
-        "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json",
-    log:
-        "logs/score/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.log",
-    resources:
-        mem_mb=requested("cpu", "mem_mb"),
-        runtime=requested("cpu", "runtime"),
-    params:
-        scoring=scoring_settings,
-    script:
-        "../workflow_scripts/score.py"
+    rule:
+        name:
+            f"evaluate_{split}"
+        input:
+            model="results/models/{task}/{objective}/seed{seed}",
+            data=f"results/data/{{task}}/{split}.jsonl",
+        output:
+            nll=f"results/token_nll/{{task}}/{{objective}}/seed{{seed}}/{split}.parquet",
+            generations=run_files(split, "generations"),
+            scores=run_files(split, "scores"),
+        log:
+            f"logs/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log",
+        benchmark:
+            f"benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
+        threads: config["threads"]["decode"]
+        resources:
+            gpu=requested("evaluate", "gpu"),
+            mem_mb=requested("evaluate", "mem_mb"),
+            runtime=requested("evaluate", "runtime"),
+        params:
+            split=split,
+            task=decoding_settings,
+            runs=run_settings(split),
+            scoring=scoring_settings,
+        script:
+            "../workflow_scripts/evaluate.py"
 
 
 # snakemake --cores 1 results/baselines/cnndm/lead3/test.json

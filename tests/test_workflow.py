@@ -14,18 +14,17 @@ import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
 
 pytestmark = pytest.mark.workflow
-# The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); greedy decoding of
-# the test split, and the Table 2 sweep of the dev split: greedy, beam 3, beam 5, and 3 runs each of
-# top-k 5 and top-k 20 = 9 decoding runs per model.
+# The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); each model has one
+# evaluation job per split: greedy decoding of the test split, and the Table 2 sweep of the dev split
+# (greedy, beam 3, beam 5, and 3 runs each of top-k 5 and top-k 20), each with its token NLL and scores.
 EXPECTED_JOBS = {
     "prepare_dataset": 1,
     "train_tokenizer": 1,
     "train_mle": 2,
     "cache_rewards": 2,
     "train_gold": 6,
-    "decode": 8 * (1 + 9),
-    "token_nll": 8 * 2,
-    "score": 8 * (1 + 9),
+    "evaluate_test": 8,
+    "evaluate_valid": 8,
     "main_table": 1,
     "table1": 1,
     "table2": 1,
@@ -58,7 +57,7 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
     assert counts["train_mle"] == counts["cache_rewards"] == 3
     # 12 models, each decoded on test (greedy) and in the sweep: greedy, beam3, beam5, topk5 x 2 (smoke), topk20 x 3
-    assert counts["train_gold"] == 9 and counts["decode"] == counts["score"] == 12 * (1 + 8)
+    assert counts["train_gold"] == 9 and counts["evaluate_test"] == counts["evaluate_valid"] == 12
     assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
 
 
@@ -148,9 +147,9 @@ EXPECTED_FILES = [
     "results/tables/main.csv",
     "results/tables/main.md",
     "logs/train_mle/demo/seed1.log",
-    "logs/decode/demo/mle/seed1/test/greedy/sample0.log",
+    "logs/evaluate/demo/mle/seed1/test.log",
     "benchmarks/train_mle/demo/seed1.tsv",
-    "benchmarks/decode/demo/mle/seed1/test/greedy/sample0.tsv",
+    "benchmarks/evaluate/demo/mle/seed1/test.tsv",
     "results/generations/demo/gold_s/seed1/valid/topk5/sample2.jsonl",
     "results/scores/demo/mle/seed1/valid/beam3/sample0.json",
     "results/tables/table2_decoding.csv",
@@ -288,11 +287,12 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
-    assert not (TRAINING_RULES | {"token_nll"}) & set(counts)
-    # every decoding run of every model: test greedy, then greedy, beam3 and topk5 x 2 on the dev split
-    assert counts["decode"] == counts["score"] == 4 * 5
+    assert not TRAINING_RULES & set(counts)
+    # every model's evaluation on both splits, and everything that reads them
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == 4
     downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "all"}
-    assert set(counts) == {"decode", "score"} | downstream
+    downstream |= {"nll_histogram", "nll_by_time_step"}  # their token NLL files are rewritten by the same jobs
+    assert set(counts) == {"evaluate_test", "evaluate_valid"} | downstream
     assert all(counts[rule] == 1 for rule in downstream)
 
 
@@ -302,13 +302,13 @@ def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
-    assert counts == {"decode": 4, "score": 4, "table2": 1, "all": 1}  # the analyses read greedy outputs
+    assert counts == {"evaluate_valid": 4, "table2": 1, "all": 1}  # each model's dev runs; the analyses read test outputs
 
 
 def test_one_figure_is_a_partial_target(tmp_path):
     counts = job_counts(run_snakemake(tmp_path, "results/figures/demo/nll_histogram.png", "-n", "--quiet", "rules").stdout)
-    assert counts["nll_histogram"] == 1 and counts["token_nll"] == 4  # MLE and 3 GOLD models of seed 1, test split
-    assert not {"decode", "score", "main_table", "table2"} & set(counts)
+    assert counts["nll_histogram"] == 1 and counts["evaluate_test"] == 4  # MLE and 3 GOLD models of seed 1, test split
+    assert not {"evaluate_valid", "main_table", "table2"} & set(counts)
 
 
 def test_table2_is_built_from_the_sweep_scores(tiny_run):
@@ -363,8 +363,8 @@ def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
     run_snakemake(workdir, "results/models/demo/gold_p/seed1", "--cores", "2", *smoke)
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *smoke).stdout)
     assert not {"train_gold", "train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
-    # GOLD-p's own outputs: test greedy, and greedy, beam3, topk5 x 2 on the dev split; token NLL on both splits
-    assert counts["decode"] == counts["score"] == 5 and counts["token_nll"] == 2
+    # GOLD-p's own evaluation jobs, one per split
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == 1
     assert counts["table1"] == counts["table2"] == counts["nll_histogram"] == 1
 
 

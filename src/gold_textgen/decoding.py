@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 from tqdm.auto import tqdm
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from .io_utils import read_jsonl, write_jsonl
-from .models import load_pretrained_model
-from .runtime import pick_device
 from .seq2seq_data import length_sorted_batches
-from .tokenization import load_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -79,22 +74,3 @@ def generate_texts(
         for index, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             outputs[index] = text.strip()
     return outputs  # type: ignore[return-value]
-
-
-def decode_split(
-    model_dir: Path, data_path: Path, output_path: Path, task: dict, decoder_name: str, decoder: dict, sample_seed: int = 0
-) -> int:
-    """Decode one split with one decoder and write `{id, source, reference, hypothesis}` lines."""
-    tokenizer = load_tokenizer(model_dir)
-    model = load_pretrained_model(model_dir).to(pick_device())
-    records = read_jsonl(data_path)
-    config = generation_config(model, task["generation"], decoder)
-    log.info("decoding %d examples of %s with %s: %s", len(records), data_path, decoder_name, config.to_diff_dict())
-    hypotheses = generate_texts(
-        model, tokenizer, [r["source"] for r in records], config, task["generation"]["batch_size"], task["max_source_length"], sample_seed
-    )
-    rows = (
-        {"id": r["id"], "source": r["source"], "reference": r["target"], "hypothesis": h, "decoder": decoder_name}
-        for r, h in zip(records, hypotheses, strict=True)
-    )
-    return write_jsonl(output_path, rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
-GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "token_nll", "decode")
+GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "evaluate")
 
 # size class -> stage -> (GPUs, memory in MB, runtime in minutes). `small` is the demo (a 0.5M-parameter
 # model on 20k pairs: minutes), `medium` a from-scratch transformer on a real corpus (the IWSLT14 model:
@@ -22,24 +22,21 @@ REQUESTS = {
         "train_mle": (1, 4000, 120),
         "train_gold": (1, 4000, 60),
         "cache_rewards": (1, 4000, 30),
-        "token_nll": (1, 4000, 30),
-        "decode": (1, 4000, 30),
+        "evaluate": (1, 4000, 60),
         "cpu": (0, 2000, 30),
     },
     "medium": {
         "train_mle": (1, 32000, 1440),
         "train_gold": (1, 32000, 720),
         "cache_rewards": (1, 16000, 120),
-        "token_nll": (1, 16000, 60),
-        "decode": (1, 16000, 240),
+        "evaluate": (1, 16000, 480),
         "cpu": (0, 8000, 120),
     },
     "large": {
         "train_mle": (4, 128000, 2880),
         "train_gold": (4, 128000, 1440),
         "cache_rewards": (1, 64000, 240),
-        "token_nll": (1, 64000, 120),
-        "decode": (1, 64000, 480),
+        "evaluate": (1, 64000, 960),
         "cpu": (0, 16000, 240),
     },
 }

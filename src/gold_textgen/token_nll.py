@@ -83,18 +83,16 @@ def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: d
         raise ValueError(f"positions must be one of {', '.join(POSITION_KINDS)}, got '{positions}'")
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
+    return write_token_table(model, tokenizer, read_jsonl(data_path), output_path, task, positions)
+
+
+def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
+    """The token table of `records` under a loaded model, written to `output_path` (parquet)."""
     skip = leading_target_specials(tokenizer) if positions == "scored" else 0
     if skip:
         log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
-    table = token_nll_table(
-        model,
-        tokenizer,
-        read_jsonl(data_path),
-        task["max_source_length"],
-        task["max_target_length"],
-        task["generation"]["batch_size"],
-        skip,
-    )
+    batch_size = task["generation"]["batch_size"]
+    table = token_nll_table(model, tokenizer, records, task["max_source_length"], task["max_target_length"], batch_size, skip)
     with atomic_open(output_path, "wb") as handle:
         table.to_parquet(handle, index=False)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))

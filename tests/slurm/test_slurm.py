@@ -16,8 +16,8 @@ import yaml
 from conftest import REPO, run_snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
-GPU_RULES = ("train_mle", "cache_rewards", "train_gold", "decode", "token_nll")
-CPU_RULES = ("prepare_dataset", "train_tokenizer", "score")
+GPU_RULES = ("train_mle", "cache_rewards", "train_gold", "evaluate_test")
+CPU_RULES = ("prepare_dataset", "train_tokenizer")
 
 
 def cluster_answers() -> bool:

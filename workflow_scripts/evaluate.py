@@ -1,0 +1,27 @@
+"""Snakemake adapter: rules evaluate_<split> -> gold_textgen.model_evaluation.evaluate_model."""
+
+from pathlib import Path
+
+from gold_textgen.logs import log_to_file
+from gold_textgen.metrics import Scoring
+from gold_textgen.model_evaluation import DecodingRun, evaluate_model
+from gold_textgen.runtime import set_threads
+
+with log_to_file(snakemake.log[0]):
+    set_threads(snakemake.threads)
+    files = zip(snakemake.output.generations, snakemake.output.scores, strict=True)
+    runs = [
+        DecodingRun(run["decoder"], run["sample"], run["settings"], Path(generations), Path(scores))
+        for run, (generations, scores) in zip(snakemake.params.runs, files, strict=True)
+    ]
+    labels = {key: snakemake.wildcards[key] for key in ("task", "objective")}
+    labels.update(seed=int(snakemake.wildcards.seed), split=snakemake.params.split)
+    evaluate_model(
+        Path(snakemake.input.model),
+        Path(snakemake.input.data),
+        Path(snakemake.output.nll),
+        runs,
+        snakemake.params.task,
+        Scoring(**snakemake.params.scoring),
+        labels,
+    )
