@@ -30,6 +30,8 @@ rule nll_histogram:
         summary="results/analysis/{task}/nll_summary.csv",
     log:
         "logs/nll_histogram/{task}.log",
+    benchmark:
+        "benchmarks/nll_histogram/{task}.tsv"
     script:
         "../workflow_scripts/nll_histogram.py"
 
@@ -48,6 +50,8 @@ rule nll_by_time_step:
         stats="results/analysis/{task}/nll_by_time_step.csv",
     log:
         "logs/nll_by_time_step/{task}.log",
+    benchmark:
+        "benchmarks/nll_by_time_step/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -68,6 +72,8 @@ rule exposure_bias:
         stats="results/analysis/{task}/exposure_bias.csv",
     log:
         "logs/exposure_bias/{task}.log",
+    benchmark:
+        "benchmarks/exposure_bias/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -80,14 +86,17 @@ rule diversity:
         generations=diversity_generations,
         data=f"results/data/{{task}}/{ANALYSIS['split']}.jsonl",
     output:
-        report(
-            "results/tables/{task}/diversity.csv",
+        csv="results/tables/{task}/diversity.csv",
+        html=report(
+            "results/tables/{task}/diversity.html",
             caption="../report/diversity.rst",
             category="Tables",
             subcategory="{task}",
         ),
     log:
         "logs/diversity/{task}.log",
+    benchmark:
+        "benchmarks/diversity/{task}.tsv"
     params:
         max_order=ANALYSIS["max_ngram"],
     script:
@@ -100,14 +109,17 @@ rule examples:
         unpack(analysis_generations),
     output:
         csv="results/tables/{task}/examples.csv",
-        markdown=report(
-            "results/tables/{task}/examples.md",
+        markdown="results/tables/{task}/examples.md",
+        html=report(
+            "results/tables/{task}/examples.html",
             caption="../report/examples.rst",
             category="Tables",
             subcategory="{task}",
         ),
     log:
         "logs/examples/{task}.log",
+    benchmark:
+        "benchmarks/examples/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -123,6 +135,8 @@ rule human_eval_sheet:
         key="results/human_eval/{task}/key.csv",
     log:
         "logs/human_eval_sheet/{task}.log",
+    benchmark:
+        "benchmarks/human_eval_sheet/{task}.tsv"
     params:
         analysis=analysis_params,
     script:

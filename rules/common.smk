@@ -38,6 +38,7 @@ onstart:
     if problem:
         raise WorkflowError(problem)
 
+
 ANALYSIS = gold_config.analysis_settings(config)
 SPLITS = ["train", "valid", "test"]
 
@@ -198,7 +199,11 @@ def run_settings(split):
     def runs(wildcards):
         checked(wildcards)
         return [
-            {"decoder": decoder, "sample": sample, "settings": task_decoder(wildcards.task, decoder)}
+            {
+                "decoder": decoder,
+                "sample": sample,
+                "settings": task_decoder(wildcards.task, decoder),
+            }
             for decoder, sample in evaluated_runs(split)
         ]
 

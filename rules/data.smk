@@ -22,6 +22,8 @@ rule download_source:
         "results/downloads/{task}/source_archive",
     log:
         "logs/download_source/{task}.log",
+    benchmark:
+        "benchmarks/download_source/{task}.tsv"
     params:
         url=lambda wildcards: source_settings(wildcards)["url"],
         checksum=lambda wildcards: source_settings(wildcards).get("checksum"),
@@ -38,6 +40,8 @@ rule prepare_dataset:
         expand("results/data/{{task}}/{split}.jsonl", split=SPLITS),
     log:
         "logs/prepare_dataset/{task}.log",
+    benchmark:
+        "benchmarks/prepare_dataset/{task}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
@@ -57,6 +61,8 @@ rule train_tokenizer:
         directory("results/tokenizers/{task}"),
     log:
         "logs/train_tokenizer/{task}.log",
+    benchmark:
+        "benchmarks/train_tokenizer/{task}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

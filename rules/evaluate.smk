@@ -43,6 +43,8 @@ rule lead3:
         scores="results/baselines/{task}/lead3/{split}.json",
     log:
         "logs/lead3/{task}/{split}.log",
+    benchmark:
+        "benchmarks/lead3/{task}/{split}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

@@ -13,14 +13,17 @@ rule main_table:
     input:
         main_table_scores,
     output:
-        csv=report(
-            "results/tables/main.csv",
+        csv="results/tables/main.csv",
+        html=report(
+            "results/tables/main.html",
             caption="../report/main_table.rst",
             category="Tables",
         ),
         markdown="results/tables/main.md",
     log:
         "logs/main_table/main_table.log",
+    benchmark:
+        "benchmarks/main_table/main_table.tsv"
     script:
         "../workflow_scripts/main_table.py"
 
@@ -30,14 +33,17 @@ rule table1:
     input:
         main_table_scores,
     output:
-        csv=report(
-            "results/tables/table1_main.csv",
+        csv="results/tables/table1_main.csv",
+        html=report(
+            "results/tables/table1_main.html",
             caption="../report/table1_main.rst",
             category="Tables",
         ),
         markdown="results/tables/table1_main.md",
     log:
         "logs/table1/table1.log",
+    benchmark:
+        "benchmarks/table1/table1.tsv"
     params:
         task_metrics=task_metrics,
     script:
@@ -49,14 +55,17 @@ rule table2:
     input:
         sweep_scores,
     output:
-        csv=report(
-            "results/tables/table2_decoding.csv",
+        csv="results/tables/table2_decoding.csv",
+        html=report(
+            "results/tables/table2_decoding.html",
             caption="../report/table2_decoding.rst",
             category="Tables",
         ),
         markdown="results/tables/table2_decoding.md",
     log:
         "logs/table2/table2.log",
+    benchmark:
+        "benchmarks/table2/table2.tsv"
     params:
         task_metrics=task_metrics,
         decoders=EXPERIMENT["sweep_decoders"],
@@ -69,14 +78,17 @@ rule paper_comparison:
     input:
         unpack(paper_comparison_inputs),
     output:
-        csv=report(
-            "results/tables/paper_comparison.csv",
+        csv="results/tables/paper_comparison.csv",
+        html=report(
+            "results/tables/paper_comparison.html",
             caption="../report/paper_comparison.rst",
             category="Tables",
         ),
         markdown="results/tables/paper_comparison.md",
     log:
         "logs/paper_comparison/paper_comparison.log",
+    benchmark:
+        "benchmarks/paper_comparison/paper_comparison.tsv"
     resources:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
+from report_browser import CHROMEDRIVER, CHROMIUM, browse_report
 
 pytestmark = pytest.mark.workflow
 # The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); each model has one
@@ -342,13 +345,42 @@ def test_analyses_read_the_analysis_models(tiny_run):
     assert len(key) == 10 and set(key["system_a"]) | set(key["system_b"]) == {"MLE", "GOLD-s"}
 
 
-def test_report_builds_into_one_self_contained_file(tiny_run):
-    report = tiny_run / "report.html"
-    run_snakemake(tiny_run, "--report", str(report), "--configfile", str(REPO / "configs" / "smoke.yaml"))
+@pytest.fixture(scope="module")
+def report(tiny_run) -> Path:
+    path = tiny_run / "report.html"
+    run_snakemake(tiny_run, "--report", str(path), "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    return path
+
+
+REPORTED = ["results/figures/demo/nll_histogram.png", "results/figures/demo/nll_by_time_step.png", "results/figures/demo/exposure_bias.png"]
+REPORTED += [f"results/tables/{name}.html" for name in ("main", "table1_main", "table2_decoding", "demo/diversity", "demo/examples")]
+
+
+def test_report_builds_into_one_self_contained_file(report):
     text = report.read_text()
     assert len(text) > 100_000  # figures and tables are embedded, not linked
-    for name in ("table2_decoding.csv", "nll_histogram.png", "exposure_bias.png", "nll_by_time_step.png", "diversity.csv", "examples.md"):
+    for name in REPORTED:
         assert name in text
+
+
+def test_the_report_shows_every_table_and_figure_in_a_browser(report):
+    """Opened in headless Chromium as a reader would: no console errors, and every figure and table of
+    the run shows in the report itself (screenshots in the run's report_screenshots/)."""
+    if not (CHROMIUM and CHROMEDRIVER and importlib.util.find_spec("selenium")):
+        if os.environ.get("GOLD_REQUIRE_BROWSER") == "1":
+            pytest.fail("GOLD_REQUIRE_BROWSER=1 but chromium, chromedriver or selenium is missing")
+        pytest.skip("needs chromium and chromium-driver (apt) and selenium (make setup)")
+    visit = browse_report(report, report.parent / "report_screenshots")
+    assert not visit.console_errors
+    assert sorted(visit.shown) == sorted(REPORTED)
+    for name, shown in visit.shown.items():
+        if name.endswith(".png"):
+            assert shown.startswith("image"), name
+        else:
+            rows = int(shown.split()[2])
+            assert rows >= 3, f"{name} shows {shown}"
+    table1 = visit.shown["results/tables/table1_main.html"]
+    assert "gold_s" in table1 and "perplexity" in table1
 
 
 def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):

@@ -1,8 +1,11 @@
 """Snakemake adapter: rule main_table -> gold_textgen.tables."""
 
+from gold_textgen.io_utils import write_html_table
 from gold_textgen.logs import log_to_file
 from gold_textgen.tables import load_scores, scoring_note, seed_table, with_scoring, write_table
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)
-    write_table(with_scoring(seed_table(scores), scores), snakemake.output.csv, snakemake.output.markdown, note=scoring_note(scores))
+    table = with_scoring(seed_table(scores), scores)
+    write_table(table, snakemake.output.csv, snakemake.output.markdown, note=scoring_note(scores))
+    write_html_table(snakemake.output.html, table, "All scores: every run, then mean and std over seeds", labels=5)

@@ -1,6 +1,6 @@
 """Snakemake adapter: rule paper_comparison -> gold_textgen.paper_comparison."""
 
-from gold_textgen.io_utils import write_csv, write_text
+from gold_textgen.io_utils import write_csv, write_html_table, write_text
 from gold_textgen.logs import log_to_file
 from gold_textgen.metrics import Scoring
 from gold_textgen.paper_comparison import OurModel, Run, comparison_table, to_markdown
@@ -18,3 +18,4 @@ with log_to_file(snakemake.log[0]):
     )
     write_csv(snakemake.output.csv, table, float_format="%.4f")
     write_text(snakemake.output.markdown, to_markdown(table))
+    write_html_table(snakemake.output.html, table, "Our numbers beside the paper's", labels=5)

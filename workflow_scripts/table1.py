@@ -1,5 +1,6 @@
 """Snakemake adapter: rule table1 -> gold_textgen.tables.table1."""
 
+from gold_textgen.io_utils import write_html_table
 from gold_textgen.logs import log_to_file
 from gold_textgen.tables import load_scores, scoring_note, table1, table1_labels, with_scoring, write_table
 
@@ -7,4 +8,7 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)
     table, columns = table1(scores, snakemake.params.task_metrics)
     labels = table1_labels(table)
-    write_table(with_scoring(table, scores), snakemake.output.csv, snakemake.output.markdown, columns, scoring_note(scores), labels=labels)
+    table = with_scoring(table, scores)
+    write_table(table, snakemake.output.csv, snakemake.output.markdown, columns, scoring_note(scores), labels=labels)
+    shown = table[[*labels, *(c for m in columns for c in (m, f"{m}_std"))]]
+    write_html_table(snakemake.output.html, shown, "Table 1: task metric and perplexity", scoring_note(scores), labels=len(labels))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import json
 import os
 import shutil
@@ -104,3 +105,28 @@ def content_digest(path: str | os.PathLike) -> str:
     for member in sorted(p for p in path.rglob("*") if p.is_file()):
         digest.update(f"{member.relative_to(path).as_posix()}\0{file_digest(member)}\n".encode())
     return digest.hexdigest()
+
+
+HTML_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #1e293b; }}
+table {{ border-collapse: collapse; font-size: 0.85em; }}
+th, td {{ border-bottom: 1px solid #cbd5e1; padding: 0.3em 0.7em; text-align: right; max-width: 40em; vertical-align: top; }}
+th {{ background: #f1f5f9; position: sticky; top: 0; }}
+td:nth-child(-n+{labels}), th:nth-child(-n+{labels}) {{ text-align: left; }}
+p.note {{ font-size: 0.85em; color: #475569; white-space: pre-line; }}
+</style></head><body>
+<h3>{title}</h3>
+{table}
+<p class="note">{note}</p>
+</body></html>
+"""
+
+
+def write_html_table(path: str | os.PathLike, frame: Any, title: str, note: str = "", labels: int = 1) -> None:
+    """A table as a self-contained HTML page (the HTML report shows HTML inline; a CSV it only offers for
+    download). Numbers with two decimals, empty cells as `-`; `labels` leading columns align left."""
+    table = frame.to_html(index=False, border=0, na_rep="-", float_format=lambda value: f"{value:.2f}")
+    page = HTML_PAGE.format(title=html.escape(title), table=table, note=html.escape(note), labels=labels)
+    write_text(path, page)
