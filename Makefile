@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 CORES ?= all
 
-.PHONY: setup demo test lint format clean
+.PHONY: setup demo test test-fast lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ demo: setup
 
 test: setup lint
 	$(BIN)/pytest
+
+# The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), about a minute.
+test-fast: setup lint
+	$(BIN)/pytest -m "not workflow"
 
 lint: setup
 	$(BIN)/ruff check .

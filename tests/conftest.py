@@ -39,6 +39,15 @@ def run_snakemake(
     return result
 
 
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """The smoke experiment run for real once per test session; the workflow and SLURM tests inspect its
+    outputs (or copy it before changing anything)."""
+    workdir = tmp_path_factory.mktemp("run")
+    run_snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    return workdir
+
+
 @pytest.fixture
 def smoke_config(tmp_path: Path) -> Path:
     """A copy of configs/smoke.yaml the test may edit."""

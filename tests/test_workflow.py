@@ -116,14 +116,6 @@ def test_the_slurm_profile_by_name_plans_from_the_project_root():
     assert job_counts(result.stdout)["train_mle"] >= 1
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    """The smoke experiment run for real once; tests below inspect its outputs."""
-    workdir = tmp_path_factory.mktemp("run")
-    run_snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
-    return workdir
-
-
 EXPECTED_FILES = [
     "results/data/demo/train.jsonl",
     "results/data/demo/valid.jsonl",
