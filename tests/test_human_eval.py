@@ -77,3 +77,9 @@ def test_command_line_writes_the_result(exported, capsys):
     result = pd.read_csv(folder / "result.csv").set_index("system")
     assert result.loc["MLE", "win"] == 100.0 and result.loc["GOLD", "lose"] == 100.0
     assert "MLE" in capsys.readouterr().out
+
+
+def test_tally_names_a_missing_key_file(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["tally", "--key", str(tmp_path / "key.csv"), str(tmp_path / "r1.csv")])
+    assert f"{tmp_path / 'key.csv'}: no such file" in capsys.readouterr().err

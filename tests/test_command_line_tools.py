@@ -1,0 +1,22 @@
+"""The command-line tools and up-front checks say what is wrong instead of printing a traceback."""
+
+import pytest
+
+from gold_textgen import bench_decoding, cluster
+
+
+def test_bench_decoding_names_a_missing_model_from_any_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # outside the project root: the default config is still found
+    with pytest.raises(SystemExit):
+        bench_decoding.main(["--model", "results/models/demo/mle/seed1", "--data", "results/data/demo/test.jsonl"])
+    assert "--model results/models/demo/mle/seed1: no such file or directory" in capsys.readouterr().err
+    assert bench_decoding.DEFAULT_CONFIG.is_file()
+
+
+def test_a_slurm_run_without_slurms_commands_is_refused_up_front(monkeypatch):
+    monkeypatch.setattr(cluster.shutil, "which", lambda command: None if command in ("sbatch", "squeue") else f"/usr/bin/{command}")
+    problem = cluster.slurm_client_problem("slurm")
+    assert "sbatch, squeue are not on PATH" in problem and "login node" in problem
+    assert cluster.slurm_client_problem("local") is None
+    monkeypatch.setattr(cluster.shutil, "which", lambda command: f"/usr/bin/{command}")
+    assert cluster.slurm_client_problem("slurm") is None
