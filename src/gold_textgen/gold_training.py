@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 import pandas as pd
-from transformers import DataCollatorForSeq2Seq, EarlyStoppingCallback
+from transformers import DataCollatorForSeq2Seq
 
 from .checkpoints import CheckpointCompletion, resume_point, run_identity
 from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
@@ -16,7 +16,16 @@ from .models import load_pretrained_model
 from .rewards import RewardPaddingCollator, attach_cached_rewards
 from .runtime import seed_everything
 from .tokenization import load_tokenizer
-from .training import TrainingJob, compute_metrics_fn, configure_generation, job_settings, load_splits, run_and_save, training_arguments
+from .training import (
+    TrainingJob,
+    compute_metrics_fn,
+    configure_generation,
+    early_stopping,
+    job_settings,
+    load_splits,
+    run_and_save,
+    training_arguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +63,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], Scoring.of_task(job.task)),
         # CheckpointCompletion after the lagged policy's sync: a checkpoint is complete once pi_tilde is in it.
         callbacks=[
-            EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]),
+            early_stopping(settings),
             sync,
             CheckpointCompletion(),
             *job.callbacks,

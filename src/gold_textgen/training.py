@@ -161,6 +161,12 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     return train_set, valid_set
 
 
+def early_stopping(settings: dict) -> EarlyStoppingCallback:
+    return EarlyStoppingCallback(
+        early_stopping_patience=settings["early_stopping_patience"], early_stopping_threshold=settings["early_stopping_threshold"]
+    )
+
+
 def job_settings(job: TrainingJob) -> dict:
     """The settings part of a run's identity (its inputs' contents are the other part)."""
     return {"task": job.task, "objective": job.objective, "seed": job.seed}
@@ -222,7 +228,7 @@ def train_mle(job: TrainingJob) -> dict:
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
         callbacks=[
-            EarlyStoppingCallback(early_stopping_patience=settings["early_stopping_patience"]),
+            early_stopping(settings),
             CheckpointCompletion(),
             *job.callbacks,
         ],
