@@ -29,11 +29,13 @@ def test_default_config_is_valid_and_gets_defaults(config):
     assert validated["tasks"]["demo"]["generation"]["batch_size"] == 64
 
 
-@pytest.mark.parametrize("name", ["smoke.yaml"])
-def test_shipped_configs_merge_into_valid_configs(config, name):
+@pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))
+def test_every_shipped_config_merges_into_a_valid_config(config, name):
     from snakemake.utils import update_config
 
-    update_config(config, yaml.safe_load((REPO / "configs" / name).read_text()))
+    path = REPO / "configs" / name
+    update_config(config, yaml.safe_load(path.read_text()))
+    take_switched_sources(config, config_layers(REPO / "config.yaml", [path]))
     validate_config(config)
 
 
