@@ -114,6 +114,8 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         save_steps=settings["eval_steps"],
         save_total_limit=2,  # the best and the latest: enough to resume and to pick the best
         load_best_model_at_end=True,
+        # A resumed run continues the early-stopping count where it stopped, as the uninterrupted run does.
+        restore_callback_states_from_checkpoint=True,
         metric_for_best_model=metric,
         greater_is_better=True,
         predict_with_generate=True,
