@@ -2,6 +2,7 @@
 # Nothing here runs a job; it only decides what the rules need.
 
 import functools
+import re
 from pathlib import Path
 
 try:
@@ -208,6 +209,27 @@ def run_settings(split):
         ]
 
     return runs
+
+
+def unknown_run_pattern():
+    """A regex for `{split}/{decoder}/sample{n}` that no evaluation job writes (rule unknown_run)."""
+    known = "|".join(
+        re.escape(f"{split}/{decoder}/sample{sample}")
+        for split in SPLITS
+        for decoder, sample in evaluated_runs(split)
+    )
+    # The run is followed by ".{ext}" in the path: a known run is one followed by the dot.
+    return rf"(?!(?:{known})\.)[^/]+/[^/]+/sample\d+" if known else r"[^/]+/[^/]+/sample\d+"
+
+
+def explain_unknown_run(wildcards):
+    split, decoder, sample = wildcards.run.split("/")
+    checked({**wildcards, "decoder": decoder, "sample": sample.removeprefix("sample")})
+    raise WorkflowError(
+        f"cannot build the requested output: decoder '{decoder}' is not run on the {split} split "
+        f"(experiment.decoders run on {EXPERIMENT['eval_split']}, experiment.sweep_decoders on "
+        f"{EXPERIMENT['sweep_split']}, analysis.decoder on {ANALYSIS['split']})"
+    )
 
 
 def score_files(split, decoders):

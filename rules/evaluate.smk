@@ -34,6 +34,19 @@ for split in EVALUATED_SPLITS:
             "../workflow_scripts/evaluate.py"
 
 
+# A generation or score file that no evaluation job writes (an undefined decoder, a sampling run the
+# decoder does not have, a decoder not run on that split): say why, instead of "no rule to produce it".
+rule unknown_run:
+    input:
+        explain_unknown_run,
+    output:
+        "results/{kind}/{task}/{objective}/seed{seed}/{run}.{ext}",
+    wildcard_constraints:
+        kind="generations|scores",
+        run=unknown_run_pattern(),
+        ext="jsonl|json",
+
+
 # snakemake --cores 1 results/baselines/cnndm/lead3/test.json
 rule lead3:
     input:

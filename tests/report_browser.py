@@ -76,7 +76,7 @@ def browse_report(report: Path, screenshots: Path, pause: float = 0.5) -> Visit:
                             rows = len(driver.find_elements(By.XPATH, "//table//tr[td]"))
                             text = driver.find_element(By.TAG_NAME, "body").text
                             driver.switch_to.default_content()
-                            visit.shown[name] = f"table of {rows} rows: {text[:200]}"
+                            visit.shown[name] = f"table of {rows} rows: {text}"
                     driver.save_screenshot(str(screenshots / (name.replace("/", "_") + ".png")))
         visit.console_errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     finally:

@@ -86,6 +86,7 @@ def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_confi
         ("results/generations/demo/mle/seed1/test/beam9/sample0.jsonl", "decoder 'beam9' is not defined under decoders"),
         ("results/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2]"),
         ("results/scores/demo/mle/seed1/valid/topk5/sample9.json", "decoder 'topk5' runs sample1..sample3; sample9 is not one of them"),
+        ("results/scores/demo/mle/seed1/test/beam3/sample0.json", "decoder 'beam3' is not run on the test split"),
     ],
 )
 def test_a_target_outside_the_config_is_refused_with_what_exists(tmp_path, target, message):
