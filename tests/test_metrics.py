@@ -71,3 +71,13 @@ def test_task_metric_scores_rouge2_with_the_task_variant():
     stemmed = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="stemmed"))
     plain = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="files2rouge"))
     assert (stemmed, plain) == (pytest.approx(100.0), pytest.approx(0.0))
+
+
+def test_chrf_is_sacrebleus_corpus_chrf_with_its_signature():
+    import sacrebleu
+
+    hypotheses, references = ["the cat sat on a mat", "a dog runs"], ["the cat sat on the mat", "the dog ran"]
+    score, signature = metrics.corpus_chrf(hypotheses, references)
+    assert score == pytest.approx(sacrebleu.corpus_chrf(hypotheses, [references]).score)
+    assert 0 < score < 100 and signature.startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no")
+    assert metrics.corpus_chrf(["a b c"], ["a b c"])[0] == pytest.approx(100.0)

@@ -18,7 +18,7 @@ from gold_textgen.tables import (
 
 
 def score(seed, bleu, objective="mle"):
-    values = dict(bleu=bleu, rouge1=1.0, rouge2=2.0, rougeL=3.0, rougeLsum=3.0, perplexity=4.0 + seed, token_accuracy=50.0)
+    values = dict(bleu=bleu, chrf=bleu + 10, rouge1=1.0, rouge2=2.0, rougeL=3.0, rougeLsum=3.0, perplexity=4.0 + seed, token_accuracy=50.0)
     return dict(task="demo", objective=objective, split="test", decoder="greedy", seed=seed, **values)
 
 
@@ -103,10 +103,11 @@ def test_main_table_averages_sampling_runs_per_seed():
 def test_tables_name_the_bleu_signature_and_rouge_variant_of_each_task(score_files):
     scores = load_scores(score_files)
     scores["bleu_signature"] = "nrefs:1|tok:13a"
+    scores["chrf_signature"] = "nrefs:1|nc:6|nw:0"
     scores["rouge_variant"] = "files2rouge"
     table = with_scoring(seed_table(scores), scores)
     assert set(table["bleu_signature"]) == {"nrefs:1|tok:13a"} and set(table["rouge_variant"]) == {"files2rouge"}
-    assert "- demo: BLEU `nrefs:1|tok:13a`; ROUGE `files2rouge`" in scoring_note(scores)
+    assert "- demo: BLEU `nrefs:1|tok:13a`; chrF `nrefs:1|nc:6|nw:0`; ROUGE `files2rouge`" in scoring_note(scores)
 
 
 def test_table1_labels_every_row_with_its_decoder_when_there_are_several(score_files):

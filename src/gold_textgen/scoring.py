@@ -23,13 +23,15 @@ def nll_summary(table: pd.DataFrame) -> dict[str, float]:
 
 
 def score_generations(generations: list[dict], nll_table: pd.DataFrame | None, scoring: metrics.Scoring) -> dict:
-    """BLEU (with its sacrebleu signature), ROUGE (with its variant's name) and output length; perplexity
+    """BLEU and chrF (with their sacrebleu signatures), ROUGE (with its variant's name) and output length; perplexity
     and token accuracy too when the model's NLL table is given (a baseline such as lead-3 has none)."""
     hypotheses = [g["hypothesis"] for g in generations]
     references = [g["reference"] for g in generations]
     bleu, signature = metrics.corpus_bleu(hypotheses, references, scoring.bleu_tokenize)
+    chrf, chrf_signature = metrics.corpus_chrf(hypotheses, references)
     rouge = metrics.corpus_rouge(hypotheses, references, scoring.rouge)
-    scores = {"bleu": bleu, "bleu_signature": signature, **rouge, "rouge_variant": scoring.rouge}
+    scores = {"bleu": bleu, "bleu_signature": signature, "chrf": chrf, "chrf_signature": chrf_signature}
+    scores.update(rouge, rouge_variant=scoring.rouge)
     if nll_table is not None:
         scores.update(nll_summary(nll_table))
     scores["num_examples"] = len(generations)

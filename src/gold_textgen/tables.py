@@ -14,8 +14,8 @@ import pandas as pd
 from .io_utils import read_json, write_csv, write_text
 
 KEYS = ("task", "objective", "split", "decoder")
-SCORING_COLUMNS = ("bleu_signature", "rouge_variant")
-METRICS = ("bleu", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
+SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
+METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
 OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
 
@@ -99,7 +99,10 @@ def with_scoring(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
 
 def scoring_note(scores: pd.DataFrame) -> str:
     """A markdown footer naming, per task, the BLEU signature and ROUGE variant behind the numbers."""
-    lines = [f"- {row.task}: BLEU `{row.bleu_signature}`; ROUGE `{row.rouge_variant}`" for row in scoring_of_tasks(scores).itertuples()]
+    lines = [
+        f"- {row.task}: BLEU `{row.bleu_signature}`; chrF `{row.chrf_signature}`; ROUGE `{row.rouge_variant}`"
+        for row in scoring_of_tasks(scores).itertuples()
+    ]
     return "\nScoring (see README, Metrics):\n\n" + "\n".join(lines) + "\n"
 
 
