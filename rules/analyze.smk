@@ -10,6 +10,7 @@ localrules:
     diversity,
     examples,
     human_eval_sheet,
+    training_curves,
 
 
 def analysis_params(wildcards):
@@ -141,3 +142,24 @@ rule human_eval_sheet:
         analysis=analysis_params,
     script:
         "../workflow_scripts/human_eval_sheet.py"
+
+
+# snakemake --cores 1 results/figures/demo/training_curves.png
+rule training_curves:
+    input:
+        unpack(trained_models),
+    output:
+        figure=report(
+            "results/figures/{task}/training_curves.png",
+            caption="../report/training_curves.rst",
+            category="Figures",
+            subcategory="{task}",
+        ),
+        curves="results/analysis/{task}/training_curves.csv",
+        summary="results/analysis/{task}/training_summary.csv",
+    log:
+        "logs/training_curves/{task}.log",
+    benchmark:
+        "benchmarks/training_curves/{task}.tsv"
+    script:
+        "../workflow_scripts/training_curves.py"

@@ -9,6 +9,7 @@ try:
     from gold_textgen import cluster as gold_cluster
     from gold_textgen import config as gold_config
     from gold_textgen import resources as gold_resources
+    from gold_textgen import training_curves as gold_training_curves
 except ImportError as error:
     raise WorkflowError(
         "the gold_textgen package is not importable; install the project first (`make setup`, "
@@ -30,6 +31,17 @@ except gold_config.ConfigError as error:
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
+
+
+onsuccess:
+    # Runs the step cap stopped while they still improved, said once more where the user looks last.
+    for message in gold_training_curves.warnings_from_summaries(
+        [
+            (task, f"results/analysis/{task}/training_summary.csv")
+            for task in EXPERIMENT["tasks"]
+        ]
+    ):
+        logger.warning(f"WARNING: {message}")
 
 
 onstart:
@@ -232,6 +244,15 @@ def explain_unknown_run(wildcards):
     )
 
 
+def trained_models(wildcards):
+    """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
+    return {
+        f"{objective}/{seed}": f"results/models/{wildcards.task}/{objective}/seed{seed}"
+        for objective in EXPERIMENT["objectives"]
+        for seed in EXPERIMENT["seeds"]
+    }
+
+
 def score_files(split, decoders):
     """Score files of every task x objective x seed x decoder x sampling run (one run per deterministic decoder)."""
     return [
@@ -411,6 +432,7 @@ def final_outputs(wildcards):
     outputs += per_task("results/figures/{task}/nll_by_time_step.png")
     outputs += per_task("results/figures/{task}/exposure_bias.png")
     outputs += per_task("results/tables/{task}/diversity.csv")
+    outputs += per_task("results/figures/{task}/training_curves.png")
     if compared_tasks():
         outputs.append("results/tables/paper_comparison.csv")
     outputs += [

@@ -37,6 +37,7 @@ EXPECTED_JOBS = {
     "diversity": 1,
     "examples": 1,
     "human_eval_sheet": 1,
+    "training_curves": 1,
     "all": 1,
 }
 TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "train_gold"}
@@ -161,6 +162,9 @@ EXPECTED_FILES = [
     "results/tables/demo/examples.md",
     "results/human_eval/demo/sheet.csv",
     "results/human_eval/demo/key.csv",
+    "results/figures/demo/training_curves.png",
+    "results/analysis/demo/training_curves.csv",
+    "results/analysis/demo/training_summary.csv",
 ]
 
 
@@ -346,6 +350,7 @@ def report(tiny_run) -> Path:
 
 
 REPORTED = ["results/figures/demo/nll_histogram.png", "results/figures/demo/nll_by_time_step.png", "results/figures/demo/exposure_bias.png"]
+REPORTED += ["results/figures/demo/training_curves.png"]
 REPORTED += [f"results/tables/{name}.html" for name in ("main", "table1_main", "table2_decoding", "demo/diversity", "demo/examples")]
 
 
@@ -420,3 +425,14 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
     lead3 = json.loads((workdir / "results/baselines/demo/lead3/test.json").read_text())
     assert table[table["objective"] == "lead3"].iloc[0]["ours"] == pytest.approx(lead3["rouge2"], rel=1e-3)
     assert "| demo | T | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()
+
+
+def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
+    summary = pd.read_csv(tiny_run / "results/analysis/demo/training_summary.csv")
+    assert len(summary) == 4  # MLE and the three GOLD objectives, seed 1
+    for row in summary.itertuples():
+        provenance = json.loads((tiny_run / f"results/models/demo/{row.objective}/seed{row.seed}/provenance.json").read_text())
+        assert f"checkpoint-{row.selected_step}" == provenance["best_checkpoint"]
+    curves = pd.read_csv(tiny_run / "results/analysis/demo/training_curves.csv")
+    gold = curves[curves["objective"] == "gold_s"]
+    assert {"dev_metric", "train_loss", "mean_weight", "mean_return"} <= set(gold["curve"])
