@@ -22,6 +22,7 @@ rule train_mle:
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/mle/seed{seed}",
+        run_dir="results/runs/{task}/mle/seed{seed}",
     script:
         "../workflow_scripts/train_mle.py"
 
@@ -72,5 +73,6 @@ rule train_gold:
     params:
         task=training_settings,
         checkpoint_dir="results/checkpoints/{task}/{objective}/seed{seed}",
+        run_dir="results/runs/{task}/{objective}/seed{seed}",
     script:
         "../workflow_scripts/train_gold.py"

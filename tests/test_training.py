@@ -224,3 +224,22 @@ def test_a_loaded_model_keeps_its_sinusoidal_positions_fixed(tiny_data, tmp_path
     loaded = load_pretrained_model(tmp_path)
     positions = [name for name, parameter in loaded.named_parameters() if "embed_positions" in name]
     assert positions and not any(parameter.requires_grad for name, parameter in loaded.named_parameters() if name in positions)
+
+
+def test_training_writes_tensorboard_curves_with_golds_own_scalars(gold_setup, monkeypatch):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    monkeypatch.delenv("TENSORBOARD_LOGGING_DIR", raising=False)
+    mle, rewards = gold_setup
+    runs = mle.output_dir.parent / "runs"
+    job = TrainingJob(
+        **{**mle.__dict__, "objective": "gold_s", "output_dir": runs.parent / "tb", "checkpoint_dir": runs.parent / "ckpt-tb"},
+    )
+    job.log_dir, job.logger = runs / "gold_s" / "seed1", "tensorboard"
+    train_gold(job, mle.output_dir, rewards)
+    events = EventAccumulator(str(job.log_dir))
+    events.Reload()
+    scalars = set(events.Tags()["scalars"])
+    expected = {"train/loss", "train/nll", "train/mean_weight", "train/mean_return", "train/share_weight_at_u", "train/share_reward_at_c"}
+    assert expected | {"eval/bleu"} <= scalars, scalars
+    assert [event.step for event in events.Scalars("eval/bleu")] == [3, 6, 9, 12]

@@ -21,6 +21,8 @@ with log_to_file(snakemake.log[0]):
             output_dir=Path(snakemake.output[0]),
             checkpoint_dir=Path(snakemake.params.checkpoint_dir),
             repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
+            log_dir=Path(snakemake.params.run_dir),
+            logger=snakemake.config["training_logger"],  # read here, not a param: changing it retrains nothing
         ),
         processes=worker_count(snakemake.resources.get("gpu", 1)),
     )

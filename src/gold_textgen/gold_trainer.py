@@ -105,7 +105,7 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
             raise ValueError("online rewards need the frozen MLE reward model")
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
-        self._gold_log = dict.fromkeys(("nll_sum", "weight_sum", "return_sum", "tokens"), 0.0)
+        self._gold_log = dict.fromkeys(("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens"), 0.0)
 
     def _move_helpers(self, device: torch.device) -> None:
         for helper in (self.lagged_model, self.reward_model):
@@ -131,6 +131,7 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
         self._move_helpers(labels.device)
         with torch.no_grad():
             weights = importance_weights(token_logprobs(self.lagged_model, model_inputs, labels), self.gold.min_weight)
+        terms = None
         if self.gold.reward == "delta":
             returns = delta_returns(mask)
         else:
@@ -144,15 +145,18 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
         loss = parts.loss_sum / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
-        self._track(parts, weights, returns, mask)
+        self._track(parts, weights, returns, terms, mask)
         return (loss, outputs) if return_outputs else loss
 
-    def _track(self, parts, weights, returns, mask) -> None:
+    def _track(self, parts, weights, returns, terms, mask) -> None:
         # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
         stats = self._gold_log
         stats["nll_sum"] = stats["nll_sum"] + parts.nll_sum
         stats["weight_sum"] = stats["weight_sum"] + weights[mask].sum()
         stats["return_sum"] = stats["return_sum"] + returns[mask].sum()
+        stats["weights_at_u"] = stats["weights_at_u"] + weights[mask].le(self.gold.min_weight).sum()
+        if terms is not None:  # reward terms held up by the floor c (GOLD-delta has none)
+            stats["terms_at_c"] = stats["terms_at_c"] + terms[mask].le(self.gold.floor).sum()
         stats["tokens"] = stats["tokens"] + parts.num_tokens
 
     def log(self, logs: dict, *args, **kwargs) -> None:
@@ -162,6 +166,9 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
             logs["nll"] = float(stats["nll_sum"]) / tokens
             logs["mean_weight"] = float(stats["weight_sum"]) / tokens
             logs["mean_return"] = float(stats["return_sum"]) / tokens
+            logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
+            if self.gold.reward != "delta":
+                logs["share_reward_at_c"] = float(stats["terms_at_c"]) / tokens
             self._gold_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)
 

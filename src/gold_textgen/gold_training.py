@@ -21,6 +21,7 @@ from .training import (
     compute_metrics_fn,
     configure_generation,
     early_stopping,
+    fresh_log_dir,
     job_settings,
     load_splits,
     run_and_save,
@@ -48,6 +49,7 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
     inputs = {"train": job.train_path, "valid": job.valid_path, "mle_model": mle_dir, "rewards": rewards_path}
     resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    fresh_log_dir(job, resume_from)
     sync = LaggedPolicySync(lagged, gold.sync_every)
     if resume_from:
         sync.restore(resume_from)

@@ -24,7 +24,7 @@ from .gold_training import train_gold
 from .training import TrainingJob, train_mle
 
 log = logging.getLogger(__name__)
-PATH_FIELDS = ("train_path", "valid_path", "tokenizer_path", "output_dir", "checkpoint_dir", "repo_dir")
+PATH_FIELDS = ("train_path", "valid_path", "tokenizer_path", "output_dir", "checkpoint_dir", "repo_dir", "log_dir")
 
 
 def job_to_spec(kind: str, job: TrainingJob, extra: dict) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +53,8 @@ class TrainingJob:
     checkpoint_dir: Path
     repo_dir: Path
     callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
+    log_dir: Path | None = None  # where the training logger writes (results/runs/{task}/{objective}/seed{seed})
+    logger: str = "none"  # the Trainer's report_to: tensorboard, none, wandb, ...
 
 
 class MleTrainer(EpochSeededSampling, Seq2SeqTrainer):
@@ -91,6 +94,9 @@ def world_size() -> int:
 
 
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
+    if job.logger == "tensorboard" and job.log_dir is not None:
+        # transformers 5 takes TensorBoard's folder from the environment only; each job is its own process.
+        os.environ["TENSORBOARD_LOGGING_DIR"] = str(job.log_dir)
     metric = job.task["metric"]
     device = pick_device()
     values = dict(
@@ -120,7 +126,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         greater_is_better=True,
         predict_with_generate=True,
         logging_steps=max(1, settings["eval_steps"] // 5),
-        report_to="none",
+        report_to=job.logger,
         use_cpu=device.type == "cpu",
         dataloader_num_workers=0,
         # Batches of similar length waste less compute on padding (lengths vary 4..30 words in the demo).
@@ -161,6 +167,12 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths)
     valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths)
     return train_set, valid_set
+
+
+def fresh_log_dir(job: TrainingJob, resume_from: str | None) -> None:
+    """A run that starts afresh starts its logger's folder afresh too (a resumed one appends to it)."""
+    if resume_from is None and job.log_dir is not None and job.log_dir.exists() and os.environ.get("RANK", "0") == "0":
+        shutil.rmtree(job.log_dir)
 
 
 def early_stopping(settings: dict) -> EarlyStoppingCallback:
@@ -221,6 +233,7 @@ def train_mle(job: TrainingJob) -> dict:
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
     inputs = {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path}
     resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    fresh_log_dir(job, resume_from)
     trainer = MleTrainer(
         model=model,
         args=training_arguments(settings, job),
