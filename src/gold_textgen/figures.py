@@ -50,8 +50,9 @@ def nll_histogram(tables: Mapping[str, pd.DataFrame], path: str | Path, near_zer
     )
     whole.set_ylim(0, tail_ylim)
     for axis in (near, whole):
-        axis.legend()
         axis.grid(alpha=0.3)
+    figure.tight_layout()
+    shared_legend(figure, near)
     save(figure, path)
 
 
@@ -70,9 +71,20 @@ def nll_by_time_step(stats: pd.DataFrame, path: str | Path, confidence: float) -
     axes[0].set(xlabel="time step t", ylabel="mean token NLL", title="NLL given the gold prefix")
     axes[1].set(xlabel="time step t", ylabel="accuracy of the argmax token (%)", title="accuracy given the gold prefix")
     for axis in axes:
-        axis.legend(title=f"{confidence:.0%} bootstrap bands", fontsize="small")
         axis.grid(alpha=0.3)
+    figure.tight_layout()
+    shared_legend(figure, axes[0], f"{confidence:.0%} bootstrap bands")
     save(figure, path)
+
+
+def shared_legend(figure: Figure, axis: Axes, title: str | None = None) -> None:
+    """One legend for the whole figure, below its panels: it hides no curve or band, however many
+    objectives there are (a legend inside the axes sat over the bands)."""
+    handles, labels = axis.get_legend_handles_labels()
+    columns = min(len(handles), 4)
+    figure.legend(
+        handles, labels, title=title, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=columns, frameon=False
+    )
 
 
 def exposure_bias(stats: pd.DataFrame, path: str | Path, confidence: float) -> None:
@@ -87,6 +99,7 @@ def exposure_bias(stats: pd.DataFrame, path: str | Path, confidence: float) -> N
                 rows = stats[(stats["objective"] == name) & (stats["order"] == order) & (stats["reference"] == reference)]
                 _band_plot(axis, rows, "length", name, index, linestyle, suffix)
         axis.set(xlabel="output length (words, bin start)", ylabel=f"sentence BLEU-{order}", title=f"BLEU-{order} by output length")
-        axis.legend(title=f"{confidence:.0%} bootstrap bands", fontsize="small")
         axis.grid(alpha=0.3)
+    figure.tight_layout()
+    shared_legend(figure, axes[0][0], f"{confidence:.0%} bootstrap bands; dashed: against shuffled references (the control)")
     save(figure, path)
