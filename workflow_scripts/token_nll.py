@@ -1,4 +1,4 @@
-"""Snakemake adapter: rules token_nll and cache_rewards -> gold_textgen.token_nll.write_token_nll."""
+"""Snakemake adapter: rule cache_rewards -> gold_textgen.token_nll.write_token_nll."""
 
 from pathlib import Path
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 
 from .io_utils import content_digest, read_json, write_json
+from .runtime import is_main_process
 
 log = logging.getLogger(__name__)
 FINGERPRINT_FILE = "fingerprint.json"
@@ -51,10 +52,6 @@ def _changed_parts(old: dict, new: dict) -> list[str]:
     return parts or ["the recorded identity's format"]
 
 
-def _is_main_process() -> bool:
-    return os.environ.get("RANK", "0") == "0"
-
-
 def resume_point(checkpoint_dir: str | Path, identity: dict) -> str | None:
     """The last complete checkpoint of a run with exactly this identity, or None (start fresh).
 
@@ -62,10 +59,11 @@ def resume_point(checkpoint_dir: str | Path, identity: dict) -> str | None:
     the others of a multi-process run only read)."""
     checkpoint_dir = Path(checkpoint_dir)
     marker = checkpoint_dir / FINGERPRINT_FILE
-    main = _is_main_process()
+    main = is_main_process()
+    wanted = fingerprint(identity)
     if checkpoint_dir.exists():
         recorded = read_json(marker) if marker.exists() else None
-        if recorded is None or recorded.get("fingerprint") != fingerprint(identity):
+        if recorded is None or recorded.get("fingerprint") != wanted:
             reason = (
                 "it records no identity"
                 if recorded is None
@@ -78,7 +76,7 @@ def resume_point(checkpoint_dir: str | Path, identity: dict) -> str | None:
     if main:
         checkpoint_dir.mkdir(parents=True, exist_ok=True)
         if not marker.exists():
-            write_json(marker, {"fingerprint": fingerprint(identity), "identity": identity})
+            write_json(marker, {"fingerprint": wanted, "identity": identity})
     return last_complete_checkpoint(checkpoint_dir, remove_incomplete=main)
 
 
@@ -113,5 +111,5 @@ class CheckpointCompletion(TrainerCallback):
 
 def discard_checkpoints(checkpoint_dir: str | Path) -> None:
     """Remove a finished run's checkpoints: its model is written, and nothing may resume it."""
-    if _is_main_process():
+    if is_main_process():
         shutil.rmtree(checkpoint_dir, ignore_errors=True)

@@ -239,9 +239,11 @@ def _deep_merge(base: dict, update: dict) -> dict:
 
 def _check_decoder_name(config: dict, key: str, decoder: str) -> None:
     if decoder not in config["decoders"]:
-        raise ConfigError(
-            f"config key {key}: decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})"
-        )
+        raise ConfigError(f"config key {key}: {_undefined_decoder(config, decoder)}")
+
+
+def _undefined_decoder(config: dict, decoder: str) -> str:
+    return f"decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})"
 
 
 def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
@@ -261,7 +263,7 @@ def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
     decoder = wildcards.get("decoder")
     if decoder is not None:
         if decoder not in config["decoders"]:
-            raise ConfigError(f"decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})")
+            raise ConfigError(_undefined_decoder(config, decoder))
         sample = wildcards.get("sample")
         runs = sample_ids(config["decoders"][decoder])
         if sample is not None and int(sample) not in runs:

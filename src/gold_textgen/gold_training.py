@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 from transformers import DataCollatorForSeq2Seq
 
-from .checkpoints import CheckpointCompletion, resume_point, run_identity
+from .checkpoints import CheckpointCompletion
 from .gold_trainer import GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy
 from .metrics import Scoring
 from .models import load_pretrained_model
@@ -21,9 +21,8 @@ from .training import (
     compute_metrics_fn,
     configure_generation,
     early_stopping,
-    fresh_log_dir,
-    job_settings,
     load_splits,
+    resume_from,
     run_and_save,
     training_arguments,
 )
@@ -47,12 +46,10 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
         train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
-    inputs = {"train": job.train_path, "valid": job.valid_path, "mle_model": mle_dir, "rewards": rewards_path}
-    resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
-    fresh_log_dir(job, resume_from)
+    checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "mle_model": mle_dir, "rewards": rewards_path})
     sync = LaggedPolicySync(lagged, gold.sync_every)
-    if resume_from:
-        sync.restore(resume_from)
+    if checkpoint:
+        sync.restore(checkpoint)
     # The Trainer's own label smoother stays off: GOLD's loss adds its unweighted smoothing itself.
     args = training_arguments(settings, job, label_smoothing_factor=0.0, remove_unused_columns=False)
     trainer = GoldTrainer(
@@ -76,4 +73,4 @@ def train_gold(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> di
         max_tokens=settings["max_tokens"],
     )
     log.info("GOLD settings: %s", gold.to_dict())
-    return run_and_save(trainer, job, {**settings, "gold": gold.to_dict()}, resume_from)
+    return run_and_save(trainer, job, {**settings, "gold": gold.to_dict()}, checkpoint)

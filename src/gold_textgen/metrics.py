@@ -43,8 +43,7 @@ class Scoring:
     rouge: str = "stemmed"
 
     def __post_init__(self) -> None:
-        if self.rouge not in ROUGE_VARIANTS:
-            raise ValueError(f"unknown ROUGE variant '{self.rouge}' (expected {' or '.join(ROUGE_VARIANTS)})")
+        _check_rouge_variant(self.rouge)
 
     @classmethod
     def of_task(cls, task: dict) -> Scoring:
@@ -82,8 +81,7 @@ def bleu_from_statistics(statistics: np.ndarray, tokenize: str = "13a") -> float
 def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str], variant: str = "stemmed") -> dict[str, np.ndarray]:
     """F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum for each pair, in the named variant."""
     _check_aligned(hypotheses, references)
-    if variant not in ROUGE_VARIANTS:
-        raise ValueError(f"unknown ROUGE variant '{variant}' (expected {' or '.join(ROUGE_VARIANTS)})")
+    _check_rouge_variant(variant)
     scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=variant == "stemmed", split_summaries=False)
     values = {name: np.zeros(len(hypotheses)) for name in ROUGE_TYPES}
     for index, (hypothesis, reference) in enumerate(zip(hypotheses, references, strict=True)):
@@ -93,6 +91,11 @@ def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str], vari
         for name in ROUGE_TYPES:
             values[name][index] = 100.0 * scores[name].fmeasure
     return values
+
+
+def _check_rouge_variant(variant: str) -> None:
+    if variant not in ROUGE_VARIANTS:
+        raise ValueError(f"unknown ROUGE variant '{variant}' (expected {' or '.join(ROUGE_VARIANTS)})")
 
 
 def _period_sentences(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import torch
 import transformers
 
@@ -13,6 +15,11 @@ def set_threads(threads: int) -> None:
 
 def seed_everything(seed: int) -> None:
     transformers.set_seed(seed)
+
+
+def is_main_process() -> bool:
+    """The first (or only) process of a training run: torchrun and accelerate set RANK for each worker."""
+    return os.environ.get("RANK", "0") == "0"
 
 
 def pick_device() -> torch.device:

@@ -5,7 +5,7 @@ One pass per model and split, stored compactly (one row per reference token, EOS
 `correct` (whether the model's argmax at that step is the reference token). Perplexity, the NLL
 histograms and accuracy-by-time-step are all computed from this table.
 
-Which positions count: `positions="scored"` (the `token_nll` rule) keeps the reference tokens and EOS
+Which positions count: `positions="scored"` (the evaluation jobs, model_evaluation.py) keeps the reference tokens and EOS
 only, the positions fairseq's targets have and the paper's perplexity averages over; a label position
 before the first reference token (BART's `<s>`, see `leading_target_specials`) is dropped and time steps
 count from the first reference token. `positions="labels"` (the reward cache) keeps every label position

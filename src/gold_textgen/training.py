@@ -31,7 +31,7 @@ from .decoding import apply_length_settings
 from .io_utils import atomic_directory, atomic_open, read_jsonl, write_json
 from .models import count_parameters, initial_model
 from .provenance import provenance
-from .runtime import pick_device, seed_everything
+from .runtime import is_main_process, pick_device, seed_everything
 from .sampling import EpochSeededSampling
 from .seq2seq_data import tokenize_records
 from .tokenization import load_tokenizer
@@ -169,10 +169,13 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     return train_set, valid_set
 
 
-def fresh_log_dir(job: TrainingJob, resume_from: str | None) -> None:
-    """A run that starts afresh starts its logger's folder afresh too (a resumed one appends to it)."""
-    if resume_from is None and job.log_dir is not None and job.log_dir.exists() and os.environ.get("RANK", "0") == "0":
+def resume_from(job: TrainingJob, inputs: dict[str, Path | None]) -> str | None:
+    """The checkpoint this job resumes from (one of an identical earlier run: same settings, same `inputs`'
+    contents), or None; a run that starts afresh starts its logger's folder afresh too."""
+    checkpoint = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    if checkpoint is None and job.log_dir is not None and job.log_dir.exists() and is_main_process():
         shutil.rmtree(job.log_dir)
+    return checkpoint
 
 
 def early_stopping(settings: dict) -> EarlyStoppingCallback:
@@ -231,9 +234,7 @@ def train_mle(job: TrainingJob) -> dict:
     configure_generation(model, job.task)
     log.info("model: %s parameters", f"{count_parameters(model):,}")
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
-    inputs = {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path}
-    resume_from = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
-    fresh_log_dir(job, resume_from)
+    checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path})
     trainer = MleTrainer(
         model=model,
         args=training_arguments(settings, job),
@@ -249,4 +250,4 @@ def train_mle(job: TrainingJob) -> dict:
         ],
         max_tokens=settings["max_tokens"],
     )
-    return run_and_save(trainer, job, settings, resume_from)
+    return run_and_save(trainer, job, settings, checkpoint)
