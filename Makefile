@@ -26,7 +26,7 @@ demo: setup
 	@cat results/tables/table1_main.md
 	@cat results/tables/table2_decoding.md
 	@echo "The README's claims about the demo, checked on this run:"
-	@-$(BIN)/python -m gold_textgen.demo_signatures
+	@-$(BIN)/python -m gold_textgen.analysis.demo_signatures
 	@echo "All scores: results/tables/main.md; figures: results/figures/; report: .venv/bin/snakemake --report report.html"
 
 test: setup lint
@@ -47,4 +47,4 @@ format: setup
 	$(BIN)/snakefmt Snakefile rules/
 
 clean:
-	rm -rf results logs benchmarks .snakemake
+	rm -rf results logs .snakemake

@@ -14,7 +14,7 @@ localrules:
 
 
 def analysis_params(wildcards):
-    return gold_config.canonical(ANALYSIS)
+    return gold_views.canonical(ANALYSIS)
 
 
 # snakemake --cores 1 results/figures/demo/nll_histogram.png
@@ -32,7 +32,7 @@ rule nll_histogram:
     log:
         "logs/nll_histogram/{task}.log",
     benchmark:
-        "benchmarks/nll_histogram/{task}.tsv"
+        "logs/benchmarks/nll_histogram/{task}.tsv"
     script:
         "../workflow_scripts/nll_histogram.py"
 
@@ -52,7 +52,7 @@ rule nll_by_time_step:
     log:
         "logs/nll_by_time_step/{task}.log",
     benchmark:
-        "benchmarks/nll_by_time_step/{task}.tsv"
+        "logs/benchmarks/nll_by_time_step/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -74,7 +74,7 @@ rule exposure_bias:
     log:
         "logs/exposure_bias/{task}.log",
     benchmark:
-        "benchmarks/exposure_bias/{task}.tsv"
+        "logs/benchmarks/exposure_bias/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -97,7 +97,7 @@ rule diversity:
     log:
         "logs/diversity/{task}.log",
     benchmark:
-        "benchmarks/diversity/{task}.tsv"
+        "logs/benchmarks/diversity/{task}.tsv"
     params:
         max_order=ANALYSIS["max_ngram"],
     script:
@@ -120,7 +120,7 @@ rule examples:
     log:
         "logs/examples/{task}.log",
     benchmark:
-        "benchmarks/examples/{task}.tsv"
+        "logs/benchmarks/examples/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -137,7 +137,7 @@ rule human_eval_sheet:
     log:
         "logs/human_eval_sheet/{task}.log",
     benchmark:
-        "benchmarks/human_eval_sheet/{task}.tsv"
+        "logs/benchmarks/human_eval_sheet/{task}.tsv"
     params:
         analysis=analysis_params,
     script:
@@ -160,6 +160,6 @@ rule training_curves:
     log:
         "logs/training_curves/{task}.log",
     benchmark:
-        "benchmarks/training_curves/{task}.tsv"
+        "logs/benchmarks/training_curves/{task}.tsv"
     script:
         "../workflow_scripts/training_curves.py"

@@ -6,10 +6,17 @@ import re
 from pathlib import Path
 
 try:
-    from gold_textgen import cluster as gold_cluster
-    from gold_textgen import config as gold_config
-    from gold_textgen import resources as gold_resources
-    from gold_textgen import training_curves as gold_training_curves
+    from gold_textgen.analysis import training_curves as gold_training_curves
+    from gold_textgen.data import sources as gold_sources
+    from gold_textgen.data.records import SPLITS
+    from gold_textgen.models import description as gold_model_description
+    from gold_textgen.workflow import cluster as gold_cluster
+    from gold_textgen.workflow import layers as gold_layers
+    from gold_textgen.workflow import references as gold_references
+    from gold_textgen.workflow import resources as gold_resources
+    from gold_textgen.workflow import schema as gold_schema
+    from gold_textgen.workflow import views as gold_views
+    from gold_textgen.workflow.errors import ConfigError
 except ImportError as error:
     raise WorkflowError(
         "the gold_textgen package is not importable; install the project first (`make setup`, "
@@ -18,16 +25,16 @@ except ImportError as error:
 
 # The layers Snakemake merged (config.yaml, each --configfile, --config): a source whose kind an overlay
 # changes is taken whole from that overlay, and an error names the file that set the bad key.
-CONFIG_LAYERS = gold_config.config_layers(
+CONFIG_LAYERS = gold_layers.config_layers(
     Path(workflow.basedir) / "config.yaml",
     workflow.config_settings.configfiles,
     workflow.config_settings.config,
 )
-gold_config.take_switched_sources(config, CONFIG_LAYERS)
+gold_layers.take_switched_sources(config, CONFIG_LAYERS)
 try:
-    gold_config.validate_config(config, Path(workflow.basedir) / "schemas" / "config.schema.yaml")
-except gold_config.ConfigError as error:
-    origin = gold_config.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
+    gold_schema.validate_config(config)
+except ConfigError as error:
+    origin = gold_layers.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
@@ -52,27 +59,26 @@ onstart:
         raise WorkflowError(problem)
 
 
-ANALYSIS = gold_config.analysis_settings(config)
-SPLITS = ["train", "valid", "test"]
+ANALYSIS = gold_views.analysis_settings(config)
 
 
 wildcard_constraints:
     task="[A-Za-z0-9_-]+",
     objective="mle|gold_[a-z0-9_]+",
     seed=r"\d+",
-    split="train|valid|test",
+    split="|".join(SPLITS),
     decoder="[A-Za-z0-9_-]+",
     sample=r"\d+",
 
 
-# Param functions return key-sorted settings (gold_config.canonical): Snakemake reruns a job when the
+# Param functions return key-sorted settings (gold_views.canonical): Snakemake reruns a job when the
 # text of its params changes, and the key order of a config file must not count as a change.
 
 
 @functools.cache
 def canonical_task(task):
     """A task's settings in canonical key order, worked out once per task (thousands of jobs ask)."""
-    return gold_config.canonical(gold_config.task_config(config, task))
+    return gold_views.canonical(gold_views.task_config(config, task))
 
 
 def task_settings(wildcards):
@@ -83,8 +89,8 @@ def task_settings(wildcards):
 def checked(wildcards):
     """Stop at once when a requested output names something the config does not define."""
     try:
-        gold_config.check_target(config, wildcards)
-    except gold_config.ConfigError as error:
+        gold_references.check_target(config, wildcards)
+    except ConfigError as error:
         raise WorkflowError(f"cannot build the requested output: {error}")
 
 
@@ -99,13 +105,13 @@ def tokenizer_settings(wildcards):
 
 def training_settings(wildcards):
     objective = wildcards.get("objective", "mle")
-    return gold_config.canonical(gold_config.training_view(task_settings(wildcards), objective))
+    return gold_views.canonical(gold_views.training_view(task_settings(wildcards), objective))
 
 
 @functools.cache
 def view_of_task(view, task):
-    """One of gold_config's views of a task (decoding, teacher forcing), once per task."""
-    return gold_config.canonical(getattr(gold_config, view)(canonical_task(task)))
+    """One of gold_views' views of a task (decoding, teacher forcing), once per task."""
+    return gold_views.canonical(getattr(gold_views, view)(canonical_task(task)))
 
 
 def decoding_settings(wildcards):
@@ -120,7 +126,7 @@ def teacher_forcing_settings(wildcards):
 
 @functools.cache
 def task_decoder(task, decoder):
-    return gold_config.canonical(gold_config.decoder_view(config, task, decoder))
+    return gold_views.canonical(gold_views.decoder_view(config, task, decoder))
 
 
 def decoder_settings(wildcards):
@@ -142,12 +148,12 @@ def task_scoring(task):
 
 def local_source_files(wildcards):
     """The user's files of a `local` task, so that editing them rebuilds the dataset."""
-    return gold_config.local_source_files(source_settings(wildcards))
+    return gold_sources.local_source_files(source_settings(wildcards))
 
 
 def source_archive(wildcards):
     """The downloaded archive of an NQG or IWSLT14 task (download_source); other sources need none."""
-    if gold_config.needs_download(source_settings(wildcards)):
+    if gold_sources.needs_download(source_settings(wildcards)):
         return f"results/downloads/{wildcards.task}/source_archive"
     return []
 
@@ -157,16 +163,16 @@ def fetch_inputs(wildcards):
     inputs = []
     for task in EXPERIMENT["tasks"]:
         source = canonical_task(task)["source"]
-        if gold_config.needs_download(source):
+        if gold_sources.needs_download(source):
             inputs.append(f"results/downloads/{task}/source_archive")
-        elif gold_config.reads_hub(source):
+        elif gold_sources.reads_hub(source):
             inputs.append(f"results/data/{task}/train.jsonl")
     return inputs
 
 
 def tokenizer_input(wildcards):
     """Models built from scratch need the task's trained tokenizer; pretrained ones bring their own."""
-    if gold_config.uses_trained_tokenizer(task_settings(wildcards)):
+    if gold_views.uses_trained_tokenizer(task_settings(wildcards)):
         return f"results/tokenizers/{wildcards.task}"
     return []
 
@@ -193,7 +199,7 @@ def evaluated_runs(split):
     return [
         (decoder, sample)
         for decoder in dict.fromkeys(decoders)
-        for sample in gold_config.sample_ids(config["decoders"][decoder])
+        for sample in gold_views.sample_ids(config["decoders"][decoder])
     ]
 
 
@@ -261,7 +267,7 @@ def score_files(split, decoders):
         for objective in EXPERIMENT["objectives"]
         for seed in EXPERIMENT["seeds"]
         for decoder in decoders
-        for sample in gold_config.sample_ids(config["decoders"][decoder])
+        for sample in gold_views.sample_ids(config["decoders"][decoder])
     ]
 
 
@@ -283,7 +289,7 @@ def analysed_generations(task, objective, seed, samples):
 
 def analysis_generations(wildcards):
     """The analysed decoder's outputs on the analysis split, one file per objective (analysis seed, first run)."""
-    first_run = gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])[:1]
+    first_run = gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])[:1]
     return {
         objective: analysed_generations(wildcards.task, objective, ANALYSIS["seed"], first_run)[0]
         for objective in EXPERIMENT["objectives"]
@@ -300,7 +306,7 @@ def analysis_token_nll(wildcards):
 
 def diversity_generations(wildcards):
     """The analysed decoder's outputs for every objective, seed and sampling run."""
-    runs = gold_config.sample_ids(config["decoders"][ANALYSIS["decoder"]])
+    runs = gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])
     return [
         path
         for objective in EXPERIMENT["objectives"]
@@ -326,8 +332,8 @@ def per_task(pattern):
 
 @functools.cache
 def stage_request(task, stage):
-    """GPUs, memory and runtime of a stage for a task (gold_textgen.resources), worked out once per run."""
-    return gold_resources.stage_request(gold_config.task_config(config, task), stage)
+    """GPUs, memory and runtime of a stage for a task (gold_textgen.workflow.resources), worked out once per run."""
+    return gold_resources.stage_request(gold_views.task_config(config, task), stage)
 
 
 def requested(stage, key):
@@ -356,8 +362,8 @@ def compared_models(wildcards):
     """Per task, what the paper comparison needs to know about our model (paper_comparison.OurModel)."""
     return {
         task: {
-            "label": gold_config.model_label(config["tasks"][task]),
-            "family": gold_config.model_family(config["tasks"][task]),
+            "label": gold_model_description.model_label(config["tasks"][task]["model"]),
+            "family": gold_model_description.model_family(config["tasks"][task]["model"]),
             "perplexity_units": config["tasks"][task]["perplexity_units"],
         }
         for task in EXPERIMENT["tasks"]
@@ -374,7 +380,7 @@ def compared_tasks():
 
 
 def paper_results(wildcards):
-    return gold_config.canonical(
+    return gold_views.canonical(
         {task: config["tasks"][task]["paper_results"] for task in compared_tasks()}
     )
 
@@ -388,7 +394,7 @@ def paper_comparison_runs(wildcards):
     """Every compared model's test outputs (first decoder of the experiment, first run) and NLL table, and
     the lead-3 outputs of tasks that list that baseline."""
     decoder = EXPERIMENT["decoders"][0]
-    sample = gold_config.sample_ids(config["decoders"][decoder])[0]
+    sample = gold_views.sample_ids(config["decoders"][decoder])[0]
     split = EXPERIMENT["eval_split"]
     runs = [
         {

@@ -23,7 +23,7 @@ rule download_source:
     log:
         "logs/download_source/{task}.log",
     benchmark:
-        "benchmarks/download_source/{task}.tsv"
+        "logs/benchmarks/download_source/{task}.tsv"
     params:
         url=lambda wildcards: source_settings(wildcards)["url"],
         checksum=lambda wildcards: source_settings(wildcards).get("checksum"),
@@ -41,7 +41,7 @@ rule prepare_dataset:
     log:
         "logs/prepare_dataset/{task}.log",
     benchmark:
-        "benchmarks/prepare_dataset/{task}.tsv"
+        "logs/benchmarks/prepare_dataset/{task}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
@@ -62,7 +62,7 @@ rule train_tokenizer:
     log:
         "logs/train_tokenizer/{task}.log",
     benchmark:
-        "benchmarks/train_tokenizer/{task}.tsv"
+        "logs/benchmarks/train_tokenizer/{task}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

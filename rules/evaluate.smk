@@ -19,7 +19,7 @@ for split in EVALUATED_SPLITS:
         log:
             f"logs/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log",
         benchmark:
-            f"benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
+            f"logs/benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
         threads: config["threads"]["decode"]
         resources:
             gpu=requested("evaluate", "gpu"),
@@ -57,7 +57,7 @@ rule lead3:
     log:
         "logs/lead3/{task}/{split}.log",
     benchmark:
-        "benchmarks/lead3/{task}/{split}.tsv"
+        "logs/benchmarks/lead3/{task}/{split}.tsv"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

@@ -23,7 +23,7 @@ rule main_table:
     log:
         "logs/main_table/main_table.log",
     benchmark:
-        "benchmarks/main_table/main_table.tsv"
+        "logs/benchmarks/main_table/main_table.tsv"
     script:
         "../workflow_scripts/main_table.py"
 
@@ -43,7 +43,7 @@ rule table1:
     log:
         "logs/table1/table1.log",
     benchmark:
-        "benchmarks/table1/table1.tsv"
+        "logs/benchmarks/table1/table1.tsv"
     params:
         task_metrics=task_metrics,
     script:
@@ -65,7 +65,7 @@ rule table2:
     log:
         "logs/table2/table2.log",
     benchmark:
-        "benchmarks/table2/table2.tsv"
+        "logs/benchmarks/table2/table2.tsv"
     params:
         task_metrics=task_metrics,
         decoders=EXPERIMENT["sweep_decoders"],
@@ -88,7 +88,7 @@ rule paper_comparison:
     log:
         "logs/paper_comparison/paper_comparison.log",
     benchmark:
-        "benchmarks/paper_comparison/paper_comparison.tsv"
+        "logs/benchmarks/paper_comparison/paper_comparison.tsv"
     resources:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),

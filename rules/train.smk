@@ -13,7 +13,7 @@ rule train_mle:
     log:
         "logs/train_mle/{task}/seed{seed}.log",
     benchmark:
-        "benchmarks/train_mle/{task}/seed{seed}.tsv"
+        "logs/benchmarks/train_mle/{task}/seed{seed}.tsv"
     threads: config["threads"]["train"]
     resources:
         gpu=requested("train_mle", "gpu"),
@@ -37,7 +37,7 @@ rule cache_rewards:
     log:
         "logs/cache_rewards/{task}/seed{seed}.log",
     benchmark:
-        "benchmarks/cache_rewards/{task}/seed{seed}.tsv"
+        "logs/benchmarks/cache_rewards/{task}/seed{seed}.tsv"
     threads: config["threads"]["decode"]
     resources:
         gpu=requested("cache_rewards", "gpu"),
@@ -62,7 +62,7 @@ rule train_gold:
     log:
         "logs/train_gold/{task}/{objective}/seed{seed}.log",
     benchmark:
-        "benchmarks/train_gold/{task}/{objective}/seed{seed}.tsv"
+        "logs/benchmarks/train_gold/{task}/{objective}/seed{seed}.tsv"
     wildcard_constraints:
         objective="gold_[a-z0-9_]+",
     threads: config["threads"]["train"]

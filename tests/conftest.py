@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gold_textgen.config import task_config, validate_config
-from gold_textgen.demo_task import DemoTaskSpec, generate_split
-from gold_textgen.io_utils import write_jsonl
-from gold_textgen.tokenization import train_tokenizer, training_texts
+from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import task_config
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")

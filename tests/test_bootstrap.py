@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gold_textgen.bootstrap import bootstrap_interval, mean_with_interval
+from gold_textgen.analysis.bootstrap import bootstrap_interval, mean_with_interval
 
 
 def test_interval_of_a_normal_mean_has_the_textbook_width():

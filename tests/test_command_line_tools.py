@@ -2,7 +2,8 @@
 
 import pytest
 
-from gold_textgen import bench_decoding, cluster
+from benchmarks import decoding as bench_decoding
+from gold_textgen.workflow import cluster
 
 
 def test_bench_decoding_names_a_missing_model_from_any_directory(tmp_path, monkeypatch, capsys):

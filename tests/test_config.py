@@ -4,16 +4,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gold_textgen.config import (
-    ConfigError,
-    config_layers,
-    local_source_files,
-    take_switched_sources,
-    task_config,
-    training_view,
-    validate_config,
-    where_set,
-)
+from gold_textgen.data.sources import local_source_files
+from gold_textgen.workflow.errors import ConfigError
+from gold_textgen.workflow.layers import config_layers, take_switched_sources, where_set
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import task_config, training_view
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from gold_textgen.data import DataFormatError, load_jsonl, load_local_split, load_parallel, load_tsv
-from gold_textgen.prepare import prepare_dataset
+from gold_textgen.data.prepare import prepare_dataset
+from gold_textgen.data.records import DataFormatError, load_jsonl, load_local_split, load_parallel, load_tsv
 
 
 def write(path: Path, content: str | bytes) -> Path:

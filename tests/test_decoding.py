@@ -6,9 +6,9 @@ import pytest
 import torch
 from conftest import TINY_MODEL
 
-from gold_textgen.decoding import generate_texts, generation_config
-from gold_textgen.models import build_scratch_model
-from gold_textgen.tokenization import train_tokenizer
+from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.evaluation.decoding import generate_texts, generation_config
+from gold_textgen.models.transformer import build_scratch_model
 
 WORDS = [f"w{i}" for i in range(30)]
 GENERATION = {"max_new_tokens": 5, "min_new_tokens": 5, "length_penalty": 1.0, "no_repeat_ngram_size": 0}

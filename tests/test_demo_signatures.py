@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import yaml
 
-from gold_textgen.demo_signatures import mle_convergence, signatures
+from gold_textgen.analysis.demo_signatures import mle_convergence, signatures
 
 
 def write_tables(root, gold_s_bleu, gold_p_perplexity, mle_drop):

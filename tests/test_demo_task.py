@@ -2,7 +2,7 @@ from collections import Counter
 
 import pytest
 
-from gold_textgen.demo_task import DemoTaskSpec, build_lexicon, generate_split
+from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from gold_textgen.diversity import distinct_ngrams, diversity_row, input_overlap, ngrams
+from gold_textgen.analysis.diversity import distinct_ngrams, diversity_row, input_overlap, ngrams
 
 CORPUS = ["the cat sat", "the cat ran", "a dog sat"]
 

@@ -1,10 +1,10 @@
 import pandas as pd
 import pytest
 
-from gold_textgen import figures
-from gold_textgen.examples import aligned_outputs, sample_rows, write_examples
-from gold_textgen.exposure_bias import bleu_by_length, length_bin_edges
-from gold_textgen.nll_analysis import by_time_step
+from gold_textgen.analysis import figures
+from gold_textgen.analysis.examples import aligned_outputs, sample_rows, write_examples
+from gold_textgen.analysis.exposure_bias import bleu_by_length, length_bin_edges
+from gold_textgen.analysis.nll_analysis import by_time_step
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from gold_textgen.exposure_bias import bleu_by_length, length_bin_edges, length_bins, sentence_bleu, sentence_scores
+from gold_textgen.analysis.exposure_bias import bleu_by_length, length_bin_edges, length_bins, sentence_bleu, sentence_scores
 
 
 @pytest.mark.parametrize(

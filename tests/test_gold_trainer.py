@@ -8,13 +8,13 @@ import pytest
 import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
-from gold_textgen.demo_task import DemoTaskSpec, generate_split
-from gold_textgen.gold_trainer import REWARD_FIELD, GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy, token_logprobs
-from gold_textgen.models import build_scratch_model
-from gold_textgen.rewards import RewardPaddingCollator, attach_cached_rewards
-from gold_textgen.seq2seq_data import tokenize_records
-from gold_textgen.token_nll import token_nll_table
-from gold_textgen.tokenization import train_tokenizer, training_texts
+from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.data.seq2seq_batches import tokenize_records
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.evaluation.token_nll import token_nll_table
+from gold_textgen.models.transformer import build_scratch_model
+from gold_textgen.training.gold_trainer import REWARD_FIELD, GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy, token_logprobs
+from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 
 TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
 TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from gold_textgen.human_eval import SheetError, build_sheet, main, majority, tally, write_sheet
+from gold_textgen.analysis.human_eval import SheetError, build_sheet, main, majority, tally, write_sheet
 
 
 def outputs(name, count):

@@ -1,13 +1,102 @@
-"""Jobs that only read files (scores, tables, figures, analyses) must start fast: importing torch or
-transformers costs seconds per job, so their modules must not pull them in."""
+"""The package's shape: sub-packages import only downwards, and the modules of jobs that only read files
+do not pull in torch."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
-CPU_MODULES = ("tables", "scoring", "paper_comparison", "analyses", "human_eval", "baselines", "bootstrap", "prepare")
+import gold_textgen
+
+PACKAGE = Path(gold_textgen.__file__).parent
+# Lower ranks never import higher ones; sub-packages of equal rank never import each other.
+RANKS = {"workflow": 0, "models": 1, "objectives": 1, "data": 2, "evaluation": 3, "training": 4, "analysis": 4}
+CPU_MODULES = (
+    "analysis.tables",
+    "analysis.paper_comparison",
+    "analysis.rule_outputs",
+    "analysis.human_eval",
+    "analysis.bootstrap",
+    "evaluation.scoring",
+    "evaluation.lead3",
+    "data.prepare",
+)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every gold_textgen module `path` imports, relative imports resolved."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join(base + ([node.module] if node.module else [])))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gold_textgen"):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("gold_textgen")}
+    return found
+
+
+def sub_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def import_violations(modules: dict[str, set[str]]) -> list[str]:
+    problems = []
+    for module, imports in sorted(modules.items()):
+        home = sub_package(module)
+        for target in sorted(imports):
+            other = sub_package(target)
+            if home is None or other == home:
+                continue
+            if other not in RANKS:
+                problems.append(f"{module} imports {target}, outside every sub-package")
+            elif RANKS[other] >= RANKS[home]:
+                problems.append(f"{module} ({home}) imports {target} ({other}): imports go to lower sub-packages only")
+    return problems
+
+
+def test_every_module_lives_in_a_sub_package():
+    top_level = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert top_level == []
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()) == sorted(RANKS)
+
+
+def test_sub_packages_import_only_downwards():
+    modules = {module_name(path): imported_modules(path) for path in PACKAGE.rglob("*.py")}
+    assert import_violations(modules) == []
+
+
+def test_the_direction_check_catches_an_upward_import_and_a_sideways_one():
+    modules = {
+        "gold_textgen.data.prepare": {"gold_textgen.training.trainer"},  # upward
+        "gold_textgen.analysis.tables": {"gold_textgen.training.mle"},  # sideways, same rank
+        "gold_textgen.training.mle": {"gold_textgen.data.tokenization", "gold_textgen.training.trainer"},  # fine
+    }
+    problems = import_violations(modules)
+    assert [problem.split(":")[0] for problem in problems] == [
+        "gold_textgen.analysis.tables (analysis) imports gold_textgen.training.mle (training)",
+        "gold_textgen.data.prepare (data) imports gold_textgen.training.trainer (training)",
+    ]
+
+
+def test_relative_imports_are_resolved_from_the_importing_module():
+    path = PACKAGE / "training" / "mle.py"
+    assert "gold_textgen.training.trainer" in imported_modules(path)
+    assert "gold_textgen.data.tokenization" in imported_modules(path)
 
 
 def test_cpu_only_job_modules_do_not_import_torch():
+    """Jobs that only read files (scores, tables, figures, analyses) must start fast: importing torch or
+    transformers costs seconds per job."""
     probe = "; ".join(f"import gold_textgen.{name}" for name in CPU_MODULES)
     probe += "; import sys; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

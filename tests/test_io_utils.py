@@ -1,6 +1,6 @@
 import pytest
 
-from gold_textgen.io_utils import atomic_directory, atomic_open, read_jsonl, write_jsonl
+from gold_textgen.workflow.files import atomic_directory, atomic_open, read_jsonl, write_jsonl
 
 
 def test_failed_write_leaves_old_file_and_no_temporary(tmp_path):

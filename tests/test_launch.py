@@ -4,9 +4,9 @@ import json
 
 from conftest import REPO, TINY_MODEL, tiny_task
 
-from gold_textgen.launch import job_to_spec, run_training, spec_to_job, worker_count
-from gold_textgen.models import load_pretrained_model
-from gold_textgen.training import TrainingJob
+from gold_textgen.models.transformer import load_pretrained_model
+from gold_textgen.training.launch import job_to_spec, run_training, spec_to_job, worker_count
+from gold_textgen.training.trainer import TrainingJob
 
 
 def tiny_job(tiny_data, tmp_path) -> TrainingJob:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
-from gold_textgen.demo_task import DemoTaskSpec, build_lexicon, generate_split
+from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
 
 pytestmark = pytest.mark.workflow
 SIZES = {"train": 300, "valid": 30, "test": 30}

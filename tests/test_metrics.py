@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from gold_textgen import metrics
+from gold_textgen.evaluation import metrics
 
 
 def test_bleu_identical_is_100():

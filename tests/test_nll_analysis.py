@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from gold_textgen.nll_analysis import by_time_step, nll_distribution_summary
+from gold_textgen.analysis.nll_analysis import by_time_step, nll_distribution_summary
 
 
 def nll_table(rows):

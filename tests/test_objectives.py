@@ -5,7 +5,14 @@ import math
 import pytest
 import torch
 
-from gold_textgen.objectives import after_eos_term, delta_returns, importance_weights, per_token_rewards, weighted_nll, windowed_returns
+from gold_textgen.objectives.gold import (
+    after_eos_term,
+    delta_returns,
+    importance_weights,
+    per_token_rewards,
+    weighted_nll,
+    windowed_returns,
+)
 
 
 def test_importance_weight_is_floored_probability():

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gold_textgen import metrics
-from gold_textgen.baselines import lead, split_sentences
-from gold_textgen.metrics import Scoring
-from gold_textgen.paper_comparison import ExampleStatistics, OurModel, Run, comparison_table, seed_mean_with_interval, to_markdown
+from gold_textgen.analysis.paper_comparison import ExampleStatistics, OurModel, Run, comparison_table, seed_mean_with_interval, to_markdown
+from gold_textgen.evaluation import metrics
+from gold_textgen.evaluation.lead3 import lead, split_sentences
+from gold_textgen.evaluation.metrics import Scoring
 
 
 def test_sentences_split_at_newlines_or_sentence_ends():

@@ -9,8 +9,8 @@ import yaml
 from conftest import REPO, run_snakemake
 from test_workflow import job_counts
 
-from gold_textgen.config import validate_config
-from gold_textgen.training import accumulation_steps
+from gold_textgen.training.trainer import accumulation_steps
+from gold_textgen.workflow.schema import validate_config
 
 PAPER = REPO / "configs" / "paper.yaml"
 TASKS, OBJECTIVES, SEEDS = 4, 4, 3

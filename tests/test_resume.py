@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
 
-from gold_textgen.checkpoints import COMPLETE_FILE
+from gold_textgen.training.checkpoints import COMPLETE_FILE
 
 pytestmark = pytest.mark.workflow
 MODEL = "results/models/demo/mle/seed1"

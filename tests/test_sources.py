@@ -5,13 +5,13 @@ import hashlib
 import pytest
 from source_fixtures import cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
 
-from gold_textgen.config import validate_config
-from gold_textgen.data import DataFormatError
-from gold_textgen.prepare import prepare_dataset, size_warnings
-from gold_textgen.sources import iwslt14, load_source_splits
-from gold_textgen.sources.download import DownloadError, fetch
-from gold_textgen.sources.hub import HubLoadError
-from gold_textgen.sources.nqg import mark_answer
+from gold_textgen.data.prepare import prepare_dataset, size_warnings
+from gold_textgen.data.records import DataFormatError
+from gold_textgen.data.sources import iwslt14, load_source_splits
+from gold_textgen.data.sources.download import DownloadError, fetch
+from gold_textgen.data.sources.hub import HubLoadError
+from gold_textgen.data.sources.nqg import mark_answer
+from gold_textgen.workflow.schema import validate_config
 
 SPLITS = ["train", "valid", "test"]
 

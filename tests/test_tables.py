@@ -3,7 +3,7 @@ import json
 import pandas as pd
 import pytest
 
-from gold_textgen.tables import (
+from gold_textgen.analysis.tables import (
     load_scores,
     scoring_note,
     seed_table,

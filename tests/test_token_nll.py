@@ -10,9 +10,9 @@ from conftest import TINY_MODEL
 from tokenizers import pre_tokenizers
 from transformers import BartTokenizerFast
 
-from gold_textgen.models import build_scratch_model
-from gold_textgen.token_nll import token_nll_table
-from gold_textgen.tokenization import leading_target_specials, train_tokenizer
+from gold_textgen.data.tokenization import leading_target_specials, train_tokenizer
+from gold_textgen.evaluation.token_nll import token_nll_table
+from gold_textgen.models.transformer import build_scratch_model
 
 RECORDS = [{"source": "the cat sat", "target": "a cat"}, {"source": "dogs run far away", "target": "dogs run"}]
 

@@ -1,6 +1,6 @@
 import pytest
 
-from gold_textgen.tokenization import load_tokenizer, train_tokenizer
+from gold_textgen.data.tokenization import load_tokenizer, train_tokenizer
 
 TEXTS = ["kamo tisa runo", "bade lufi", "kamo bade", "tisa runo lufi bade"]
 

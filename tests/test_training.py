@@ -9,15 +9,16 @@ import pytest
 from conftest import REPO, TINY_MODEL, tiny_task
 from transformers import TrainerCallback
 
-from gold_textgen.checkpoints import COMPLETE_FILE, resume_point
-from gold_textgen.gold_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
-from gold_textgen.gold_training import train_gold
-from gold_textgen.io_utils import write_jsonl
-from gold_textgen.models import build_scratch_model, count_parameters, load_pretrained_model
-from gold_textgen.sampling import TokenBudgetBatchSampler
-from gold_textgen.seq2seq_data import length_sorted_batches
-from gold_textgen.token_nll import write_token_nll
-from gold_textgen.training import TrainingJob, train_mle
+from gold_textgen.data.seq2seq_batches import length_sorted_batches
+from gold_textgen.evaluation.token_nll import write_token_nll
+from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.training.checkpoints import COMPLETE_FILE, resume_point
+from gold_textgen.training.gold import train_gold
+from gold_textgen.training.gold_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
+from gold_textgen.training.mle import train_mle
+from gold_textgen.training.samplers import TokenBudgetBatchSampler
+from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.workflow.files import write_jsonl
 
 
 def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
@@ -172,7 +173,7 @@ def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_p
         train_mle(TrainingJob(**{**job.__dict__, "callbacks": (CrashAfterCheckpoint(2),)}))
     records = [json.loads(line) for line in train.read_text().splitlines()]
     write_jsonl(train, [{**r, "target": " ".join(reversed(r["target"].split()))} for r in records])  # every target replaced
-    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints"):
+    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
         summary = train_mle(job)
     assert summary["resumed_from"] is None
     assert "changed: input 'train'" in caplog.text

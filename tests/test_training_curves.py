@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from gold_textgen.training_curves import still_improving_warnings, training_curves, write_training_curves
+from gold_textgen.analysis.training_curves import still_improving_warnings, training_curves, write_training_curves
 
 
 def fake_model(root, name, dev, global_step, max_steps, best_step, with_gold=False):

@@ -1,8 +1,8 @@
-"""Snakemake adapter: rule diversity -> gold_textgen.analyses.diversity."""
+"""Snakemake adapter: rule diversity -> gold_textgen.analysis.rule_outputs.diversity."""
 
-from gold_textgen.analyses import diversity
-from gold_textgen.io_utils import write_html_table
-from gold_textgen.logs import log_to_file
+from gold_textgen.analysis.rule_outputs import diversity
+from gold_textgen.workflow.files import write_html_table
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     table = diversity(list(snakemake.input.generations), snakemake.input.data, snakemake.output.csv, snakemake.params.max_order)

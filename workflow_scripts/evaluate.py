@@ -1,11 +1,11 @@
-"""Snakemake adapter: rules evaluate_<split> -> gold_textgen.model_evaluation.evaluate_model."""
+"""Snakemake adapter: rules evaluate_<split> -> gold_textgen.evaluation.model_evaluation.evaluate_model."""
 
 from pathlib import Path
 
-from gold_textgen.logs import log_to_file
-from gold_textgen.metrics import Scoring
-from gold_textgen.model_evaluation import DecodingRun, evaluate_model
-from gold_textgen.runtime import set_threads
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.evaluation.model_evaluation import DecodingRun, evaluate_model
+from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.workflow.runtime import set_threads
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)

@@ -1,8 +1,8 @@
-"""Snakemake adapter: rule examples -> gold_textgen.analyses.examples."""
+"""Snakemake adapter: rule examples -> gold_textgen.analysis.rule_outputs.examples."""
 
-from gold_textgen.analyses import examples
-from gold_textgen.io_utils import write_html_table
-from gold_textgen.logs import log_to_file
+from gold_textgen.analysis.rule_outputs import examples
+from gold_textgen.workflow.files import write_html_table
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     table = examples(dict(snakemake.input.items()), snakemake.output.csv, snakemake.output.markdown, snakemake.params.analysis)

@@ -1,11 +1,11 @@
-"""Snakemake adapter: rule lead3 -> gold_textgen.baselines (outputs) and gold_textgen.scoring (scores)."""
+"""Snakemake adapter: rule lead3 -> gold_textgen.evaluation.lead3 (outputs) and gold_textgen.evaluation.scoring (scores)."""
 
 from pathlib import Path
 
-from gold_textgen.baselines import write_lead_generations
-from gold_textgen.logs import log_to_file
-from gold_textgen.metrics import Scoring
-from gold_textgen.scoring import write_scores
+from gold_textgen.evaluation.lead3 import write_lead_generations
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.evaluation.scoring import write_scores
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     write_lead_generations(snakemake.input[0], snakemake.output.generations)

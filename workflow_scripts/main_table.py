@@ -1,8 +1,8 @@
-"""Snakemake adapter: rule main_table -> gold_textgen.tables."""
+"""Snakemake adapter: rule main_table -> gold_textgen.analysis.tables."""
 
-from gold_textgen.io_utils import write_html_table
-from gold_textgen.logs import log_to_file
-from gold_textgen.tables import load_scores, scoring_note, seed_table, with_scoring, write_table
+from gold_textgen.analysis.tables import load_scores, scoring_note, seed_table, with_scoring, write_table
+from gold_textgen.workflow.files import write_html_table
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)

@@ -1,9 +1,9 @@
-"""Snakemake adapter: rule paper_comparison -> gold_textgen.paper_comparison."""
+"""Snakemake adapter: rule paper_comparison -> gold_textgen.analysis.paper_comparison."""
 
-from gold_textgen.io_utils import write_csv, write_html_table, write_text
-from gold_textgen.logs import log_to_file
-from gold_textgen.metrics import Scoring
-from gold_textgen.paper_comparison import OurModel, Run, comparison_table, to_markdown
+from gold_textgen.analysis.paper_comparison import OurModel, Run, comparison_table, to_markdown
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.files import write_csv, write_html_table, write_text
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     bootstrap = snakemake.params.bootstrap

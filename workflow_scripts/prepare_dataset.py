@@ -1,7 +1,7 @@
-"""Snakemake adapter: rule prepare_dataset -> gold_textgen.prepare.prepare_dataset."""
+"""Snakemake adapter: rule prepare_dataset -> gold_textgen.data.prepare.prepare_dataset."""
 
-from gold_textgen.logs import log_to_file
-from gold_textgen.prepare import prepare_dataset
+from gold_textgen.data.prepare import prepare_dataset
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     outputs = dict(zip(snakemake.params.splits, snakemake.output, strict=True))

@@ -1,8 +1,8 @@
-"""Snakemake adapter: rule table1 -> gold_textgen.tables.table1."""
+"""Snakemake adapter: rule table1 -> gold_textgen.analysis.tables.table1."""
 
-from gold_textgen.io_utils import write_html_table
-from gold_textgen.logs import log_to_file
-from gold_textgen.tables import load_scores, scoring_note, table1, table1_labels, with_scoring, write_table
+from gold_textgen.analysis.tables import load_scores, scoring_note, table1, table1_labels, with_scoring, write_table
+from gold_textgen.workflow.files import write_html_table
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)

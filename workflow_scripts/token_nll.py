@@ -1,10 +1,10 @@
-"""Snakemake adapter: rule cache_rewards -> gold_textgen.token_nll.write_token_nll."""
+"""Snakemake adapter: rule cache_rewards -> gold_textgen.evaluation.token_nll.write_token_nll."""
 
 from pathlib import Path
 
-from gold_textgen.logs import log_to_file
-from gold_textgen.runtime import set_threads
-from gold_textgen.token_nll import write_token_nll
+from gold_textgen.evaluation.token_nll import write_token_nll
+from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.workflow.runtime import set_threads
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)

@@ -1,11 +1,11 @@
-"""Snakemake adapter: rule train_gold -> gold_textgen.gold_training.train_gold (torchrun when the rule has GPUs > 1)."""
+"""Snakemake adapter: rule train_gold -> gold_textgen.training.gold.train_gold (torchrun when the rule has GPUs > 1)."""
 
 from pathlib import Path
 
-from gold_textgen.launch import run_training, worker_count
-from gold_textgen.logs import log_to_file
-from gold_textgen.runtime import set_threads
-from gold_textgen.training import TrainingJob
+from gold_textgen.training.launch import run_training, worker_count
+from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.workflow.runtime import set_threads
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)

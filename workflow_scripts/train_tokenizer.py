@@ -1,10 +1,10 @@
-"""Snakemake adapter: rule train_tokenizer -> gold_textgen.tokenization.train_tokenizer."""
+"""Snakemake adapter: rule train_tokenizer -> gold_textgen.data.tokenization.train_tokenizer."""
 
 import logging
 
-from gold_textgen.io_utils import atomic_directory, read_jsonl
-from gold_textgen.logs import log_to_file
-from gold_textgen.tokenization import train_tokenizer, training_texts
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.workflow.files import atomic_directory, read_jsonl
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     settings = snakemake.params.settings["tokenizer"]

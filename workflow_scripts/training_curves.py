@@ -1,9 +1,9 @@
-"""Snakemake adapter: rule training_curves -> gold_textgen.training_curves."""
+"""Snakemake adapter: rule training_curves -> gold_textgen.analysis.training_curves."""
 
 import sys
 
-from gold_textgen.logs import log_to_file
-from gold_textgen.training_curves import write_training_curves
+from gold_textgen.analysis.training_curves import write_training_curves
+from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     models = dict(snakemake.input.items())

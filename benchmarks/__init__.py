@@ -1,0 +1,1 @@
+"""Benchmarks of the workflow's costs, run from the project root: python -m benchmarks.<name>."""

@@ -1,0 +1,135 @@
+"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards), on the same
+batches and the same model, measured side by side in one run.
+
+    python -m benchmarks.step_time [--config config.yaml] [--task demo] [--steps 30] [--batch-size 64]
+
+Each round runs the three kinds of step on one batch, in rotating order, from identical weights; the
+reported figure is the median over rounds, after warm-up rounds. A GOLD step adds one forward pass of the
+lagged policy (cached rewards) or two (online rewards: the frozen MLE model too, as in the authors' code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+from pathlib import Path
+
+import torch
+import yaml
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
+from gold_textgen.data.seq2seq_batches import length_sorted_batches, tokenize_records
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.evaluation.token_nll import token_nll_table
+from gold_textgen.models.transformer import build_scratch_model, count_parameters
+from gold_textgen.training.gold_trainer import GoldSettings, GoldTrainer, frozen_copy
+from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
+from gold_textgen.workflow.runtime import seed_everything, set_threads
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import task_config
+
+
+def _arguments(label_smoothing: float, bf16: bool = False) -> Seq2SeqTrainingArguments:
+    return Seq2SeqTrainingArguments(
+        output_dir="/tmp/gold-bench",
+        report_to="none",
+        use_cpu=not torch.cuda.is_available(),
+        remove_unused_columns=False,
+        label_smoothing_factor=label_smoothing,
+        bf16=bf16,  # mixed precision (autocast), as a GPU run of a large model would use
+    )
+
+
+def _timed_step(trainer, model, optimizer, batch) -> float:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    trainer.training_step(model, batch)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False) -> dict[str, float]:
+    config = validate_config(yaml.safe_load(config_path.read_text()))
+    task = task_config(config, task_name)
+    if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
+        raise SystemExit("the benchmark builds the demo task and a model from scratch: pick a synthetic task")
+    seed_everything(0)
+    spec = DemoTaskSpec.from_config({**task["source"], "num_train": examples})
+    records = generate_split(spec, "train", build_lexicon(spec))
+    tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
+    policy = build_scratch_model(task["model"], tokenizer)
+    lengths = (task["max_source_length"], task["max_target_length"])
+    cache = token_nll_table(policy, tokenizer, records, *lengths, batch_size)
+    dataset = attach_cached_rewards(tokenize_records(records, tokenizer, *lengths), cache)
+    collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=policy))
+    order = list(length_sorted_batches([len(x) for x in dataset["labels"]], batch_size))
+    batches = [collate([dataset[i] for i in order[k % len(order)]]) for k in range(steps + warmup)]
+    objective = task["objectives"].get("gold_s", {"reward": "s", "floor": 0.1, "min_weight": 0.1})
+    smoothing = task["gold"]["label_smoothing"]
+
+    def gold(rewards: str):
+        settings = GoldSettings.from_config({**task["gold"], **objective, "rewards": rewards})
+        model = copy.deepcopy(policy)
+        reward_model = frozen_copy(policy) if rewards == "online" else None
+        trainer = GoldTrainer(
+            model=model,
+            args=_arguments(0.0, bf16),
+            data_collator=collate,
+            processing_class=tokenizer,
+            gold=settings,
+            lagged_model=frozen_copy(policy),
+            reward_model=reward_model,
+        )
+        return trainer, model
+
+    mle_model = copy.deepcopy(policy)
+    mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer)
+    contenders = {"mle": (mle_trainer, mle_model), "gold_cached": gold("cached"), "gold_online": gold("online")}
+    for trainer, _ in contenders.values():
+        trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
+    optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, (_, model) in contenders.items()}
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    names = list(contenders)
+    for round_index, batch in enumerate(batches):
+        for name in names[round_index % 3 :] + names[: round_index % 3]:  # rotate who goes first
+            trainer, model = contenders[name]
+            model.train()
+            inputs = {k: v for k, v in batch.items() if name != "mle" or k != "reward_logprobs"}
+            elapsed = _timed_step(trainer, model, optimizers[name], inputs)
+            if round_index >= warmup:
+                times[name].append(elapsed)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(f"model: {count_parameters(policy):,} parameters; batch size {batch_size}; {steps} timed rounds, {warmup} warm-up rounds")
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    print(f"device: {device}, torch threads {torch.get_num_threads()}, bf16 {bf16}, architecture {task['model']['architecture']}")
+    for name, value in medians.items():
+        print(f"{name:12s} median step {1000 * value:8.2f} ms")
+    print(f"ratio gold_cached / mle = {medians['gold_cached'] / medians['mle']:.3f}")
+    print(f"ratio gold_online / mle = {medians['gold_online'] / medians['mle']:.3f}")
+    return medians
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--task", default="demo")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--examples", type=int, default=2000, help="training examples generated to draw batches from")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPU)")
+    args = parser.parse_args(argv)
+    set_threads(args.threads)
+    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16)
+
+
+if __name__ == "__main__":
+    main()

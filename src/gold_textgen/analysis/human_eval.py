@@ -1,0 +1,126 @@
+"""Pairwise human evaluation (the paper's Table 5): export a sheet in which raters compare two systems'
+outputs for the same input without knowing which is which, then tally filled sheets.
+
+    python -m gold_textgen.analysis.human_eval tally --key key.csv rater1.csv rater2.csv rater3.csv [--output result.csv]
+
+A sheet has one row per item (`item, input, output_a, output_b, preference`); raters write `A`, `B` or `tie`
+in `preference`. The key (kept away from raters) says which system is A and which is B for each item.
+Each item's verdict is the majority of its ratings (no majority counts as a tie), and the result gives the
+share of items that the first system wins, loses and ties against the second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..workflow.files import write_csv
+from .examples import aligned_outputs
+
+LABELS = {"a": "A", "b": "B", "tie": "tie"}
+
+
+class SheetError(ValueError):
+    """A filled sheet is malformed; the message names the file and line."""
+
+
+def build_sheet(
+    generations: dict[str, Sequence[dict]], system: str, baseline: str, count: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rater sheet and its key: `count` random items, each system shown as A or B by a fair coin."""
+    frame = aligned_outputs({system: generations[system], baseline: generations[baseline]})
+    rng = np.random.default_rng(seed)
+    chosen = np.sort(rng.choice(len(frame), size=min(count, len(frame)), replace=False))
+    system_first = rng.random(len(chosen)) < 0.5
+    sheet_rows, key_rows = [], []
+    for item, (index, first) in enumerate(zip(chosen, system_first, strict=True), start=1):
+        row = frame.iloc[index]
+        a, b = (system, baseline) if first else (baseline, system)
+        sheet_rows.append({"item": item, "input": row["source"], "output_a": row[a], "output_b": row[b], "preference": ""})
+        key_rows.append({"item": item, "id": row["id"], "system_a": a, "system_b": b})
+    return pd.DataFrame(sheet_rows), pd.DataFrame(key_rows)
+
+
+def write_sheet(sheet: pd.DataFrame, key: pd.DataFrame, sheet_path, key_path) -> None:
+    write_csv(sheet_path, sheet, quoting=csv.QUOTE_NONNUMERIC)
+    write_csv(key_path, key)
+
+
+def read_ratings(path: str | Path, items: Sequence[int]) -> dict[int, str]:
+    """One rater's preferences by item, checked: every item of the key rated once with A, B or tie."""
+    frame = pd.read_csv(path, dtype={"preference": str}, keep_default_na=False)
+    for column in ("item", "preference"):
+        if column not in frame.columns:
+            raise SheetError(f"{path}: no '{column}' column")
+    ratings = {}
+    for line, (item, preference) in enumerate(zip(frame["item"], frame["preference"], strict=True), start=2):
+        label = LABELS.get(str(preference).strip().lower())
+        if label is None:
+            raise SheetError(f"{path}:{line}: preference '{preference}' of item {item} is not A, B or tie")
+        ratings[int(item)] = label
+    missing = sorted(set(items) - set(ratings))
+    if missing:
+        raise SheetError(f"{path}: items {missing[:10]} are not rated")
+    return ratings
+
+
+def majority(labels: Sequence[str]) -> str:
+    """The label most raters gave if more than half gave it; otherwise a tie."""
+    label, votes = Counter(labels).most_common(1)[0]
+    return label if votes * 2 > len(labels) else "tie"
+
+
+def tally(key: pd.DataFrame, sheets: Sequence[str | Path]) -> pd.DataFrame:
+    """Win/lose/tie percentages of each system against the other, from the raters' filled sheets."""
+    items = key["item"].astype(int).tolist()
+    ratings = [read_ratings(path, items) for path in sheets]
+    outcome = Counter()
+    systems = sorted(set(key["system_a"]) | set(key["system_b"]))
+    for row in key.itertuples(index=False):
+        verdict = majority([r[int(row.item)] for r in ratings])
+        outcome["tie" if verdict == "tie" else (row.system_a if verdict == "A" else row.system_b)] += 1
+    rows = []
+    for system in systems:
+        other = next(s for s in systems if s != system)
+        rows.append(
+            {
+                "system": system,
+                "versus": other,
+                "win": 100 * outcome[system] / len(items),
+                "lose": 100 * outcome[other] / len(items),
+                "tie": 100 * outcome["tie"] / len(items),
+                "items": len(items),
+                "raters": len(sheets),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    tally_parser = commands.add_parser("tally", help="turn filled sheets into win/lose/tie percentages")
+    tally_parser.add_argument("--key", required=True, type=Path, help="the key.csv written with the sheet")
+    tally_parser.add_argument("sheets", nargs="+", type=Path, help="filled sheets, one per rater")
+    tally_parser.add_argument("--output", type=Path, help="write the result as CSV here (default: print it)")
+    args = parser.parse_args(argv)
+    for path in (args.key, *args.sheets):
+        if not path.is_file():
+            parser.error(f"{path}: no such file")
+    try:
+        result = tally(pd.read_csv(args.key), args.sheets)
+    except SheetError as error:
+        raise SystemExit(f"error: {error}") from None
+    if args.output:
+        write_csv(args.output, result, float_format="%.1f")
+    print(result.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+
+
+if __name__ == "__main__":
+    main()

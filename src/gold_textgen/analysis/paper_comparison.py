@@ -1,0 +1,176 @@
+"""Our numbers beside the paper's: for every number a task's `paper_results` lists (Tables 1 and 3, the
+lead-3 baselines), the mean over our training seeds, a percentile-bootstrap interval of that mean over
+test examples (the same resampled examples for every seed), and the difference.
+
+The paper's R-L is summary-level ROUGE-L (files2rouge), so it is compared with our ROUGE-Lsum; its BLEU
+and perplexity with ours as the tables report them.
+
+A number is compared (difference, whether the paper's number lies in our interval) only when it measures
+the same thing: where the paper's model family differs from ours (its Table 1 rows are recurrent models),
+or where a task's perplexity counts other tokens than the paper's (`perplexity_units`), our number is
+shown with a note and the comparison is left blank.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation import metrics
+from ..workflow.files import read_jsonl
+
+OUR_COLUMN = {"bleu": "bleu", "rouge1": "rouge1", "rouge2": "rouge2", "rougeL": "rougeLsum", "perplexity": "perplexity"}
+COLUMNS = [
+    "task",
+    "paper_table",
+    "paper_model",
+    "our_model",
+    "objective",
+    "metric",
+    "paper",
+    "ours",
+    "ours_ci_low",
+    "ours_ci_high",
+    "difference",
+    "paper_in_ci",
+    "n_seeds",
+    "note",
+]
+
+
+@dataclass(frozen=True)
+class OurModel:
+    """What the comparison needs to know about a task's model: its label, its family and, where its tokens
+    differ from the paper's, what a perplexity token is."""
+
+    label: str
+    family: str
+    perplexity_units: str | None = None
+
+
+@dataclass
+class Run:
+    """One model's (or baseline's) test outputs: generations and, for a model, its token NLL table."""
+
+    task: str
+    objective: str
+    seed: int
+    generations: str
+    nll: str | None = None
+
+
+class ExampleStatistics:
+    """Per-example quantities of one run from which any resample's corpus metric follows; each is worked
+    out on first use, so a BLEU task never pays for ROUGE and a baseline never reads an NLL table."""
+
+    def __init__(self, run: Run, scoring: metrics.Scoring):
+        rows = read_jsonl(run.generations)
+        self.ids = [row["id"] for row in rows]
+        self.hypotheses, self.references = [r["hypothesis"] for r in rows], [r["reference"] for r in rows]
+        self.tokenize = scoring.bleu_tokenize
+        self.rouge_variant = scoring.rouge
+        self.nll_path = run.nll
+
+    @functools.cached_property
+    def bleu(self) -> np.ndarray:
+        return metrics.bleu_statistics(self.hypotheses, self.references, self.tokenize)
+
+    @functools.cached_property
+    def rouge(self) -> dict[str, np.ndarray]:
+        return metrics.rouge_per_example(self.hypotheses, self.references, self.rouge_variant)
+
+    @functools.cached_property
+    def nll_and_tokens(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Summed token NLL and token count per example (None for a run without an NLL table)."""
+        if self.nll_path is None:
+            return None
+        table = pd.read_parquet(self.nll_path).groupby("example")["nll"].agg(["sum", "count"])
+        table = table.reindex(range(len(self.ids)), fill_value=0)
+        return table["sum"].to_numpy(float), table["count"].to_numpy(float)
+
+    def score(self, column: str, resamples: np.ndarray) -> np.ndarray:
+        """The metric of each resample (rows of example indices); the full data is `np.arange(n)[None]`."""
+        if column == "bleu":
+            return np.array([metrics.bleu_from_statistics(self.bleu[row].sum(axis=0), self.tokenize) for row in resamples])
+        if column == "perplexity":
+            if self.nll_and_tokens is None:
+                return np.full(len(resamples), np.nan)
+            nll, tokens = self.nll_and_tokens
+            return np.exp(nll[resamples].sum(axis=1) / tokens[resamples].sum(axis=1))
+        return self.rouge[column][resamples].mean(axis=1)
+
+
+def seed_mean_with_interval(
+    runs: Sequence[ExampleStatistics], column: str, resamples: int, confidence: float, seed: int
+) -> tuple[float, float, float]:
+    """(mean over runs of the metric, and the percentile-bootstrap interval of that mean)."""
+    size = len(runs[0].ids)
+    if any(run.ids != runs[0].ids for run in runs):
+        raise ValueError("the runs being averaged were scored on different examples")
+    full = np.arange(size)[None, :]
+    point = float(np.mean([run.score(column, full)[0] for run in runs]))
+    indices = np.random.default_rng(seed).integers(0, size, size=(resamples, size))
+    means = np.mean([run.score(column, indices) for run in runs], axis=0)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return point, float(low), float(high)
+
+
+def comparison_table(
+    runs: Sequence[Run],
+    paper_results: dict[str, list[dict]],
+    scoring: dict[str, metrics.Scoring],
+    our_models: dict[str, OurModel],
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per number the paper reports for a task of ours; `ours` is empty where we have no such run."""
+    statistics: dict[tuple[str, str], list[ExampleStatistics]] = {}
+    for run in runs:
+        statistics.setdefault((run.task, run.objective), []).append(ExampleStatistics(run, scoring[run.task]))
+    rows = []
+    for task, tables in paper_results.items():
+        for entry in tables:
+            for objective, numbers in entry["results"].items():
+                ours = statistics.get((task, objective))
+                for metric, paper in numbers.items():
+                    row = {"task": task, "paper_table": entry["table"], "paper_model": entry["model"], "objective": objective}
+                    model = our_models[task]
+                    row.update(metric=metric, paper=paper, our_model=model.label if objective != "lead3" else "lead-3")
+                    row["note"] = incomparability(entry, model, objective, metric)
+                    if ours:
+                        point, low, high = seed_mean_with_interval(ours, OUR_COLUMN[metric], resamples, confidence, seed)
+                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, n_seeds=len(ours))
+                        if not row["note"]:
+                            row.update(difference=point - paper, paper_in_ci=bool(low <= paper <= high))
+                    rows.append(row)
+    return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -> str:
+    """Why our number for this paper number is not comparable ('' when it is)."""
+    if objective == "lead3":
+        return ""
+    if entry["family"] != model.family:
+        return f"model families differ (paper: {entry['family']}, ours: {model.family})"
+    if metric == "perplexity" and model.perplexity_units:
+        return f"perplexity in other token units: {model.perplexity_units}"
+    return ""
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for _, row in table.iterrows():
+        ours = "not run" if pd.isna(row["ours"]) else f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})"
+        difference = "-" if pd.isna(row["difference"]) else f"{row['difference']:+.2f}"
+        cells = [row["task"], str(row["paper_table"]), row["objective"], row["metric"], f"{row['paper']:.2f}", ours, difference]
+        cells.append(f"{row['paper_model']} / {row['our_model']}")
+        cells.append(row["note"] if isinstance(row["note"], str) else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

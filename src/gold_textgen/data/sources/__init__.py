@@ -1,0 +1,57 @@
+"""Where each task's data comes from: one reader per source kind, all returning contract records per split.
+
+* `synthetic`: the embedded demo language (demo_task.py);
+* `local`: the user's own files (data.py);
+* `huggingface`: a hub dataset at a pinned revision (CNN/DailyMail, XSum);
+* `nqg_zhou2017`: Zhou et al.'s question-generation release (a downloaded zip);
+* `iwslt14_fairseq`: the IWSLT14 De-En archive, prepared as fairseq's script does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..demo_task import DemoTaskSpec, build_lexicon, generate_split
+from ..records import SPLITS, load_local_split
+from . import hub, iwslt14, nqg
+
+ARCHIVE_KINDS = {"nqg_zhou2017": nqg.load_splits, "iwslt14_fairseq": iwslt14.load_splits}
+HUB_KIND = "huggingface"
+
+
+def needs_download(source: dict) -> bool:
+    """Sources read from an archive that the workflow downloads first (rule download_source)."""
+    return source["kind"] in ARCHIVE_KINDS
+
+
+def reads_hub(source: dict) -> bool:
+    """Sources that `prepare_dataset` reads from the dataset hub (it needs the internet, or the cache)."""
+    return source["kind"] == HUB_KIND
+
+
+def local_source_files(source: dict) -> list[str]:
+    """The files a `local` source reads (none for the other kinds), so that editing them rebuilds the data."""
+    if source["kind"] != "local":
+        return []
+    if source["format"] != "parallel":
+        return [source[split] for split in SPLITS]
+    return [f"{source[split]}{suffix}" for split in SPLITS for suffix in source["suffixes"]]
+
+
+def load_source_splits(
+    source: dict, splits: list[str], base_dir: str | Path = ".", archive: str | Path | None = None
+) -> dict[str, list[dict]]:
+    kind = source["kind"]
+    if kind == "synthetic":
+        spec = DemoTaskSpec.from_config(source)
+        lexicon = build_lexicon(spec)
+        return {split: generate_split(spec, split, lexicon) for split in splits}
+    if kind == "local":
+        return {split: load_local_split(source, split, base_dir) for split in splits}
+    if kind == HUB_KIND:
+        return hub.load_splits(source, splits)
+    if kind in ARCHIVE_KINDS:
+        if archive is None:
+            raise ValueError(f"a {kind} source is read from its downloaded archive; none was given")
+        return ARCHIVE_KINDS[kind](source, splits, archive)
+    raise ValueError(f"unknown source kind '{kind}'")

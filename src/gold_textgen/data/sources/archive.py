@@ -1,0 +1,57 @@
+"""Reading text members of a downloaded zip or tar archive, with `archive:member:line` in every error."""
+
+from __future__ import annotations
+
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..records import DataFormatError
+
+
+class Archive:
+    """A zip or (compressed) tar file, read member by member; the format is detected from the content."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if zipfile.is_zipfile(self.path):
+            self._zip = zipfile.ZipFile(self.path)
+            self.members = [name for name in self._zip.namelist() if not name.endswith("/")]
+            self._tar = None
+        elif tarfile.is_tarfile(self.path):
+            self._tar = tarfile.open(self.path)  # noqa: SIM115 (closed by __exit__)
+            self.members = [member.name for member in self._tar.getmembers() if member.isfile()]
+            self._zip = None
+        else:
+            raise DataFormatError(f"{self.path}: neither a zip nor a tar archive (a failed download? delete it and rerun)")
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        (self._zip or self._tar).close()
+
+    def find(self, basename: str, under: str = "") -> str:
+        """The one member called `basename`, preferring members below `under` when several match."""
+        matches = [name for name in self.members if name.rsplit("/", 1)[-1] == basename]
+        if len(matches) > 1 and under:
+            matches = [name for name in matches if name.startswith(under)] or matches
+        if len(matches) != 1:
+            found = "none" if not matches else ", ".join(matches)
+            raise DataFormatError(f"{self.path}: expected one member named {basename} (found {found}); is this the right archive?")
+        return matches[0]
+
+    def lines(self, member: str) -> Iterator[tuple[str, str]]:
+        """(`archive:member:line`, text without the newline) for every line of a UTF-8 member."""
+        handle = self._zip.open(member) if self._zip else self._tar.extractfile(member)
+        with handle:
+            for number, raw in enumerate(handle, start=1):
+                where = f"{self.path}:{member}:{number}"
+                try:
+                    yield where, raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError:
+                    raise DataFormatError(f"{where}: not valid UTF-8") from None
+
+    def read_lines(self, member: str) -> list[tuple[str, str]]:
+        return list(self.lines(member))

@@ -1,0 +1,70 @@
+"""Fetching a pinned source archive: streamed to a temporary sibling, checked against its checksum, and
+only then renamed into place, so an interrupted or corrupted download never looks finished."""
+
+from __future__ import annotations
+
+import logging
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from ...workflow.files import atomic_open, file_digest
+
+log = logging.getLogger(__name__)
+ALGORITHMS = ("sha256", "md5")
+CHUNK = 1 << 20
+
+
+class DownloadError(RuntimeError):
+    """A source could not be fetched or failed its checksum; the message says what to do."""
+
+
+def parse_checksum(checksum: str) -> tuple[str, str]:
+    """`"sha256:<hex>"` or `"md5:<hex>"` -> (algorithm, lower-case hex digest)."""
+    algorithm, _, digest = checksum.partition(":")
+    if algorithm not in ALGORITHMS or not digest:
+        raise ValueError(f"checksum '{checksum}' must look like sha256:<hex> or md5:<hex>")
+    return algorithm, digest.lower()
+
+
+def verify(path: str | os.PathLike, checksum: str | None, url: str) -> None:
+    """Raise DownloadError if `path` does not match `checksum`; without a checksum, log the file's sha256 so
+    it can be pinned."""
+    if checksum is None:
+        digest = file_digest(path, "sha256")
+        log.warning("%s has no pinned checksum; its sha256 is %s: add `checksum: sha256:...` to the source", url, digest)
+        return
+    algorithm, expected = parse_checksum(checksum)
+    actual = file_digest(path, algorithm)
+    if actual != expected:
+        raise DownloadError(
+            f"{url}: {algorithm} {actual} does not match the pinned {expected}. The download was corrupted or the "
+            "file changed upstream; delete it and rerun, or update `checksum` in the config if the change is intended"
+        )
+
+
+def fetch(url: str, destination: str | os.PathLike, checksum: str | None = None, timeout: float = 60.0) -> Path:
+    """Download `url` to `destination` and verify it. `file://` URLs work too (mirrors, tests)."""
+    destination = Path(destination)
+    if checksum is not None:
+        parse_checksum(checksum)  # a malformed checksum is a config error, not a download failure
+    try:
+        with atomic_open(destination, "wb") as handle:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                total = int(response.headers.get("Content-Length") or 0) or None
+                with tqdm(total=total, unit="B", unit_scale=True, desc=destination.name, mininterval=5) as progress:
+                    while block := response.read(CHUNK):
+                        handle.write(block)
+                        progress.update(len(block))
+            handle.flush()
+            verify(handle.name, checksum, url)
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        raise DownloadError(
+            f"could not download {url} ({error}). Check that this machine can reach it, or fetch it by hand and "
+            f"place it at {destination} (the workflow then verifies its checksum)"
+        ) from error
+    log.info("downloaded %s -> %s (%d bytes)", url, destination, destination.stat().st_size)
+    return destination

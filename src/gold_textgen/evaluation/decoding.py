@@ -1,0 +1,76 @@
+"""Batched decoding with transformers' generate(), inputs grouped by length."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import torch
+from tqdm.auto import tqdm
+from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
+
+from ..data.seq2seq_batches import length_sorted_batches
+
+log = logging.getLogger(__name__)
+
+
+def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
+    """Limit output lengths to the task's settings, counted as fairseq counts `max_len_b` and `min_len`.
+
+    fairseq's search emits at most `max_len_b` tokens before EOS and none of its EOS before `min_len`
+    tokens; for BART, whose hub interface forces `<s>` as the first output token, that `<s>` is one of
+    them. transformers' `max_length`/`min_length` count the sequence generate() returns: the decoder's
+    start token, then the outputs (BART's forced `<s>` included), then EOS. So `max_length` is
+    max_new_tokens + 2 (start token and EOS) and `min_length` is min_new_tokens + 1 (start token): the
+    same limits as fairseq with and without a forced `<s>`. Setting only the `*_length` pair avoids
+    generate() warning on every call that both pairs are set.
+    """
+    config.max_new_tokens = None
+    config.min_new_tokens = None
+    config.max_length = generation["max_new_tokens"] + 2
+    config.min_length = generation["min_new_tokens"] + 1
+    config.no_repeat_ngram_size = generation["no_repeat_ngram_size"]
+
+
+def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -> GenerationConfig:
+    """The model's generation config with the task's length settings and the decoder's search settings."""
+    config = GenerationConfig.from_dict(model.generation_config.to_dict())
+    apply_length_settings(config, generation)
+    config.length_penalty = generation["length_penalty"]
+    config.num_beams = decoder.get("num_beams", 1)
+    config.do_sample = decoder.get("do_sample", False)
+    for key in ("top_k", "top_p", "temperature"):
+        if key in decoder:
+            setattr(config, key, decoder[key])
+    config.num_return_sequences = 1
+    return config
+
+
+@torch.inference_mode()
+def generate_texts(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sources: Sequence[str],
+    config: GenerationConfig,
+    batch_size: int,
+    max_source_length: int,
+    sample_seed: int = 0,
+    group_by_length: bool = True,
+) -> list[str]:
+    """Decode every source; outputs come back in input order whatever the batching. Batches group inputs
+    of similar length (less padding) unless `group_by_length` is off (input order, for comparison)."""
+    device = next(model.parameters()).device
+    model.eval()
+    torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
+    encoded = tokenizer(list(sources), max_length=max_source_length, truncation=True)["input_ids"]
+    outputs: list[str | None] = [None] * len(sources)
+    if group_by_length:
+        batches = list(length_sorted_batches([len(ids) for ids in encoded], batch_size))
+    else:
+        batches = [list(range(start, min(start + batch_size, len(encoded)))) for start in range(0, len(encoded), batch_size)]
+    for batch in tqdm(batches, desc="decoding", unit="batch", mininterval=5.0):
+        inputs = tokenizer.pad({"input_ids": [encoded[i] for i in batch]}, return_tensors="pt").to(device)
+        generated = model.generate(**inputs, generation_config=config)
+        for index, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+            outputs[index] = text.strip()
+    return outputs  # type: ignore[return-value]

@@ -1,0 +1,99 @@
+"""Per-token negative log-likelihood of the references under teacher forcing (the gold history).
+
+One pass per model and split, stored compactly (one row per reference token, EOS included):
+`example` (row in the split), `position` (0-based time step), `token_id`, `nll` (nats, float32) and
+`correct` (whether the model's argmax at that step is the reference token). Perplexity, the NLL
+histograms and accuracy-by-time-step are all computed from this table.
+
+Which positions count: `positions="scored"` (the evaluation jobs, model_evaluation.py) keeps the reference tokens and EOS
+only, the positions fairseq's targets have and the paper's perplexity averages over; a label position
+before the first reference token (BART's `<s>`, see `leading_target_specials`) is dropped and time steps
+count from the first reference token. `positions="labels"` (the reward cache) keeps every label position
+the Trainer trains on, so the cache lines up with the training labels.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
+
+from ..data.seq2seq_batches import length_sorted_batches, tokenize_records
+from ..data.tokenization import leading_target_specials, load_tokenizer
+from ..models.transformer import load_pretrained_model
+from ..workflow.files import atomic_open, read_jsonl
+from ..workflow.runtime import pick_device
+
+log = logging.getLogger(__name__)
+COLUMNS = ("example", "position", "token_id", "nll", "correct")
+POSITION_KINDS = ("scored", "labels")
+
+
+@torch.inference_mode()
+def token_nll_table(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    records: Sequence[dict],
+    max_source_length: int,
+    max_target_length: int,
+    batch_size: int,
+    skip_leading: int = 0,
+) -> pd.DataFrame:
+    """The token table; the first `skip_leading` label positions of every reference are left out."""
+    device = next(model.parameters()).device
+    model.eval()
+    features = tokenize_records(records, tokenizer, max_source_length, max_target_length)
+    collate = DataCollatorForSeq2Seq(tokenizer, model=model)
+    parts = []
+    batches = list(length_sorted_batches([len(x) for x in features["labels"]], batch_size))
+    for batch in tqdm(batches, desc="token NLL", unit="batch", mininterval=5.0):
+        inputs = collate([features[i] for i in batch]).to(device)
+        labels = inputs["labels"]
+        logits = model(**inputs).logits.float()
+        log_probs = torch.log_softmax(logits, dim=-1)
+        mask = labels.ne(-100)
+        mask[:, :skip_leading] = False
+        safe_labels = labels.clamp_min(0)
+        nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
+        correct = logits.argmax(-1).eq(safe_labels)
+        rows, positions = mask.nonzero(as_tuple=True)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "example": np.asarray(batch, dtype=np.int32)[rows.cpu().numpy()],
+                    "position": (positions - skip_leading).cpu().numpy().astype(np.int16),
+                    "token_id": safe_labels[mask].cpu().numpy().astype(np.int32),
+                    "nll": nll[mask].cpu().numpy().astype(np.float32),
+                    "correct": correct[mask].cpu().numpy(),
+                }
+            )
+        )
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(COLUMNS))
+    return table.sort_values(["example", "position"], ignore_index=True)
+
+
+def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
+    if positions not in POSITION_KINDS:
+        raise ValueError(f"positions must be one of {', '.join(POSITION_KINDS)}, got '{positions}'")
+    tokenizer = load_tokenizer(model_dir)
+    model = load_pretrained_model(model_dir).to(pick_device())
+    return write_token_table(model, tokenizer, read_jsonl(data_path), output_path, task, positions)
+
+
+def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
+    """The token table of `records` under a loaded model, written to `output_path` (parquet)."""
+    skip = leading_target_specials(tokenizer) if positions == "scored" else 0
+    if skip:
+        log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
+    batch_size = task["generation"]["batch_size"]
+    table = token_nll_table(model, tokenizer, records, task["max_source_length"], task["max_target_length"], batch_size, skip)
+    with atomic_open(output_path, "wb") as handle:
+        table.to_parquet(handle, index=False)
+    log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))
+    return table

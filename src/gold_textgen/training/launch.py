@@ -1,0 +1,84 @@
+"""Running a training job in one process, or in several through torchrun when a rule has several GPUs.
+
+    python -m torch.distributed.run --standalone --nproc_per_node N -m gold_textgen.training.launch SPEC.json
+
+The rule's own process writes the job to SPEC.json and starts torchrun; each worker rebuilds the job and
+runs the same training function, and the Trainer shards batches over the workers (DDP). Only the first
+worker writes the model directory and checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .gold import train_gold
+from .mle import train_mle
+from .trainer import TrainingJob
+
+log = logging.getLogger(__name__)
+PATH_FIELDS = ("train_path", "valid_path", "tokenizer_path", "output_dir", "checkpoint_dir", "repo_dir", "log_dir")
+
+
+def job_to_spec(kind: str, job: TrainingJob, extra: dict) -> dict:
+    fields = {f.name: getattr(job, f.name) for f in dataclasses.fields(job) if f.name != "callbacks"}
+    for name in PATH_FIELDS:
+        fields[name] = None if fields[name] is None else str(fields[name])
+    return {"kind": kind, "job": fields, "extra": {k: None if v is None else str(v) for k, v in extra.items()}}
+
+
+def spec_to_job(spec: dict) -> tuple[str, TrainingJob, dict]:
+    fields = dict(spec["job"])
+    for name in PATH_FIELDS:
+        fields[name] = None if fields[name] is None else Path(fields[name])
+    extra = {k: None if v is None else Path(v) for k, v in spec["extra"].items()}
+    return spec["kind"], TrainingJob(**fields), extra
+
+
+def train_in_process(kind: str, job: TrainingJob, extra: dict) -> dict:
+    return train_mle(job) if kind == "mle" else train_gold(job, **extra)
+
+
+def worker_count(gpus: int) -> int:
+    """Training processes for a job given `gpus` GPUs: one per GPU it can see, one on CPU."""
+    return max(1, min(int(gpus), torch.cuda.device_count())) if torch.cuda.is_available() else 1
+
+
+def run_training(kind: str, job: TrainingJob, processes: int = 1, **extra) -> dict | None:
+    """Train `job` (`kind` mle or gold; `extra` = train_gold's mle_dir and rewards_path) in this process,
+    or in `processes` torchrun workers when more than one is asked for."""
+    if processes <= 1:
+        return train_in_process(kind, job, extra)
+    # The hand-over file lives outside the checkpoint folder, which the first worker may clear.
+    with tempfile.TemporaryDirectory(prefix="gold-launch-") as folder:
+        spec_path = Path(folder) / f"{kind}.json"
+        spec_path.write_text(json.dumps(job_to_spec(kind, job, extra), indent=1))
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
+        command += ["-m", "gold_textgen.training.launch", str(spec_path)]
+        log.info("launching %d training processes: %s", processes, " ".join(command))
+        sys.stdout.flush()
+        # The workers write to this job's log (stdout here is the rule's log file, see logs.log_to_file).
+        environment = {**os.environ, "OMP_NUM_THREADS": str(torch.get_num_threads())}
+        subprocess.run(command, check=True, stdout=sys.stdout, stderr=subprocess.STDOUT, env=environment)
+    return None
+
+
+def main(argv: list[str] | None = None) -> None:
+    spec_path = Path((argv or sys.argv[1:])[0])
+    kind, job, extra = spec_to_job(json.loads(spec_path.read_text()))
+    rank = int(os.environ.get("RANK", "0"))
+    level = logging.INFO if rank == 0 else logging.WARNING  # one worker reports progress
+    logging.basicConfig(level=level, format=f"[rank {rank}] %(asctime)s %(levelname)s %(name)s: %(message)s")
+    train_in_process(kind, job, extra)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""Maximum-likelihood training, from scratch or from a pretrained checkpoint: the starting point of every
+fine-tuning objective."""
+
+from __future__ import annotations
+
+import logging
+
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
+
+from ..data.tokenization import load_tokenizer
+from ..models.transformer import count_parameters, initial_model
+from ..workflow.runtime import seed_everything
+from .samplers import EpochSeededSampling
+from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
+
+log = logging.getLogger(__name__)
+
+
+class MleTrainer(EpochSeededSampling, Seq2SeqTrainer):
+    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py)."""
+
+
+def train_mle(job: TrainingJob) -> dict:
+    """Maximum-likelihood training from scratch or from a pretrained checkpoint."""
+    settings = job.task["mle"]
+    seed_everything(job.seed)
+    tokenizer = (
+        load_tokenizer(job.tokenizer_path)
+        if job.tokenizer_path
+        else load_tokenizer(job.task["model"]["name_or_path"], job.task["model"].get("revision"))
+    )
+    model = initial_model(job.task["model"], tokenizer)
+    configure_generation(model, job.task)
+    log.info("model: %s parameters", f"{count_parameters(model):,}")
+    datasets = load_splits(job, tokenizer, settings["eval_max_examples"])
+    checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path})
+    trainer = build_trainer(MleTrainer, job, settings, model, tokenizer, datasets, DataCollatorForSeq2Seq(tokenizer, model=model))
+    return run_and_save(trainer, job, settings, checkpoint)

@@ -1,0 +1,244 @@
+"""The Seq2SeqTrainer toolkit every objective shares: training arguments, dev metric, checkpoint
+selection, resuming and the atomic write of the best model (MLE in mle.py, GOLD in gold.py).
+
+The dev metric (BLEU or ROUGE-2 of greedy decodes) picks the best checkpoint, never the loss: GOLD raises
+NLL while improving outputs, so loss-based selection would pick the wrong model (the authors' README warns
+about exactly this).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+from transformers import (
+    EarlyStoppingCallback,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+)
+
+from ..data.seq2seq_batches import tokenize_records
+from ..evaluation import metrics
+from ..evaluation.decoding import apply_length_settings
+from ..models.transformer import count_parameters
+from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
+from ..workflow.provenance import provenance
+from ..workflow.runtime import is_main_process, pick_device
+from .checkpoints import CheckpointCompletion, discard_checkpoints, resume_point, run_identity
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingJob:
+    """Everything one training rule hands to the package."""
+
+    task: dict  # resolved task settings (config.task_config)
+    objective: str
+    seed: int
+    train_path: Path
+    valid_path: Path
+    tokenizer_path: Path | None  # None for pretrained models, which bring their tokenizer
+    output_dir: Path
+    checkpoint_dir: Path
+    repo_dir: Path
+    callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
+    log_dir: Path | None = None  # where the training logger writes (results/runs/{task}/{objective}/seed{seed})
+    logger: str = "none"  # the Trainer's report_to: tensorboard, none, wandb, ...
+
+
+def mixed_precision(precision: str, device_type: str) -> dict[str, bool]:
+    """Trainer flags for `precision`; mixed precision needs CUDA, so a CPU run (a GPU config tried on a
+    laptop, a test) trains in fp32 and says so in its log."""
+    if precision == "fp32":
+        return {}
+    if device_type != "cuda":
+        log.warning("precision %s needs a CUDA device; this %s run trains in fp32", precision, device_type)
+        return {}
+    return {precision: True}
+
+
+def accumulation_steps(settings: dict, processes: int) -> int:
+    """Micro-batches per optimizer update: `gradient_accumulation_steps`, or, with `tokens_per_update`,
+    the number that makes processes x max_tokens x steps equal that budget (fairseq's GPUs x max-tokens x
+    update-freq), so the recipe's tokens per update hold whatever number of GPUs the job gets."""
+    budget = settings.get("tokens_per_update")
+    if budget is None:
+        return settings["gradient_accumulation_steps"]
+    per_micro_batch = settings["max_tokens"] * processes
+    if budget % per_micro_batch:
+        raise ValueError(
+            f"tokens_per_update {budget} is not a multiple of max_tokens {settings['max_tokens']} x {processes} processes; "
+            "choose a GPU count that divides it"
+        )
+    return budget // per_micro_batch
+
+
+def world_size() -> int:
+    """Processes of this training run (torchrun and accelerate set WORLD_SIZE; 1 otherwise)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
+    if job.logger == "tensorboard" and job.log_dir is not None:
+        # transformers 5 takes TensorBoard's folder from the environment only; each job is its own process.
+        os.environ["TENSORBOARD_LOGGING_DIR"] = str(job.log_dir)
+    metric = job.task["metric"]
+    device = pick_device()
+    values = dict(
+        output_dir=str(job.checkpoint_dir),
+        seed=job.seed,
+        data_seed=job.seed,
+        learning_rate=settings["learning_rate"],
+        lr_scheduler_type=settings["lr_scheduler"],
+        warmup_steps=settings["warmup_steps"],
+        weight_decay=settings["weight_decay"],
+        adam_beta2=settings["adam_beta2"],
+        per_device_train_batch_size=settings["batch_size"],
+        per_device_eval_batch_size=settings["batch_size"],
+        gradient_accumulation_steps=accumulation_steps(settings, world_size()),
+        max_steps=settings["max_steps"],
+        label_smoothing_factor=settings["label_smoothing"],
+        max_grad_norm=settings["max_grad_norm"],
+        eval_strategy="steps",
+        eval_steps=settings["eval_steps"],
+        save_strategy="steps",
+        save_steps=settings["eval_steps"],
+        save_total_limit=2,  # the best and the latest: enough to resume and to pick the best
+        load_best_model_at_end=True,
+        # A resumed run continues the early-stopping count where it stopped, as the uninterrupted run does.
+        restore_callback_states_from_checkpoint=True,
+        metric_for_best_model=metric,
+        greater_is_better=True,
+        predict_with_generate=True,
+        logging_steps=max(1, settings["eval_steps"] // 5),
+        report_to=job.logger,
+        use_cpu=device.type == "cpu",
+        dataloader_num_workers=0,
+        # Batches of similar length waste less compute on padding (lengths vary 4..30 words in the demo).
+        train_sampling_strategy="group_by_length" if settings["group_by_length"] else "random",
+        disable_tqdm=False,
+        **mixed_precision(settings["precision"], device.type),
+    )
+    return Seq2SeqTrainingArguments(**(values | overrides))
+
+
+def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring: metrics.Scoring):
+    """Decode generated ids and labels, then score them with the task metric."""
+
+    def compute(prediction) -> dict[str, float]:
+        predictions = np.where(prediction.predictions < 0, tokenizer.pad_token_id, prediction.predictions)
+        labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
+        hypotheses = tokenizer.batch_decode(predictions, skip_special_tokens=True)
+        references = tokenizer.batch_decode(labels, skip_special_tokens=True)
+        return {metric: metrics.task_metric(metric, hypotheses, references, scoring)}
+
+    return compute
+
+
+def configure_generation(model: PreTrainedModel, task: dict) -> None:
+    """Dev evaluation decodes with the task's dev decoder (`dev_search`: greedy by default, the paper's
+    test beam in configs/paper.yaml, as the authors validated) and the task's length settings."""
+    config = model.generation_config
+    apply_length_settings(config, task["generation"])
+    search = task["dev_search"]
+    config.num_beams = search.get("num_beams", 1)
+    config.length_penalty = search.get("length_penalty", 1.0)
+    config.do_sample = False
+
+
+def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int):
+    """Tokenized training set and the first `eval_max_examples` dev examples."""
+    lengths = (job.task["max_source_length"], job.task["max_target_length"])
+    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths)
+    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths)
+    return train_set, valid_set
+
+
+def resume_from(job: TrainingJob, inputs: dict[str, Path | None]) -> str | None:
+    """The checkpoint this job resumes from (one of an identical earlier run: same settings, same `inputs`'
+    contents), or None; a run that starts afresh starts its logger's folder afresh too."""
+    checkpoint = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    if checkpoint is None and job.log_dir is not None and job.log_dir.exists() and is_main_process():
+        shutil.rmtree(job.log_dir)
+    return checkpoint
+
+
+def early_stopping(settings: dict) -> EarlyStoppingCallback:
+    return EarlyStoppingCallback(
+        early_stopping_patience=settings["early_stopping_patience"], early_stopping_threshold=settings["early_stopping_threshold"]
+    )
+
+
+def job_settings(job: TrainingJob) -> dict:
+    """The settings part of a run's identity (its inputs' contents are the other part)."""
+    return {"task": job.task, "objective": job.objective, "seed": job.seed}
+
+
+def build_trainer(
+    trainer_class: type[Seq2SeqTrainer],
+    job: TrainingJob,
+    settings: dict,
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    datasets: tuple,
+    collator,
+    callbacks: tuple = (),
+    arguments: Seq2SeqTrainingArguments | None = None,
+    **trainer_options,
+) -> Seq2SeqTrainer:
+    """The trainer of one job: `settings`' arguments, the task's dev metric, early stopping, then
+    `callbacks` (they write their part of a checkpoint), then the completion marker (a checkpoint is
+    complete once every part is in it), then the job's own callbacks (progress, experiment trackers)."""
+    train_set, valid_set = datasets
+    return trainer_class(
+        model=model,
+        args=arguments or training_arguments(settings, job),
+        data_collator=collator,
+        train_dataset=train_set,
+        eval_dataset=valid_set,
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
+        callbacks=[early_stopping(settings), *callbacks, CheckpointCompletion(), *job.callbacks],
+        max_tokens=settings["max_tokens"],
+        **trainer_options,
+    )
+
+
+def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:
+    """Train (resuming if possible), then write the best model, tokenizer, config and provenance atomically."""
+    if resume_from:
+        log.info("resuming from %s", resume_from)
+    result = trainer.train(resume_from_checkpoint=resume_from)
+    state = trainer.state
+    summary = {
+        "objective": job.objective,
+        "seed": job.seed,
+        "metric": job.task["metric"],
+        "best_metric": state.best_metric,
+        "best_checkpoint": Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None,
+        "global_step": state.global_step,
+        "train_runtime_s": result.metrics.get("train_runtime"),
+        "resumed_from": Path(resume_from).name if resume_from else None,
+        "num_parameters": count_parameters(trainer.model),
+        "processes": trainer.args.world_size,
+    }
+    if not trainer.is_world_process_zero():
+        return summary  # one writer: the other workers of a multi-process run only train
+    with atomic_directory(job.output_dir) as staging:
+        trainer.model.save_pretrained(staging, safe_serialization=True)
+        trainer.processing_class.save_pretrained(staging)
+        with atomic_open(staging / "resolved_config.yaml") as handle:
+            yaml.safe_dump({"task": job.task, "objective": job.objective, "seed": job.seed, "training": settings}, handle, sort_keys=False)
+        write_json(staging / "provenance.json", provenance(job.repo_dir, **summary))
+        write_json(staging / "log_history.json", state.log_history)
+    log.info("saved %s (best %s = %s at %s)", job.output_dir, summary["metric"], summary["best_metric"], summary["best_checkpoint"])
+    discard_checkpoints(job.checkpoint_dir)
+    return summary

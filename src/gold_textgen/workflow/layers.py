@@ -1,0 +1,66 @@
+"""The config as Snakemake merges it, layer by layer (config.yaml, each --configfile, --config): to name
+the file that set a bad key, and to take a task's source whole from the layer that changes its kind."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import yaml
+
+
+def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapping | None = None) -> list[tuple[str, dict]]:
+    """The config as Snakemake merges it, layer by layer: the workflow's config.yaml, each --configfile in
+    order, then --config values; each as (where it comes from, its settings)."""
+    layers = [(str(path), yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}) for path in [base, *overlays]]
+    if command_line:
+        layers.append(("--config", dict(command_line)))
+    return layers
+
+
+def where_set(layers: Sequence[tuple[str, dict]], key_path: Sequence[str | int]) -> str | None:
+    """The last layer that sets `key_path`, or else the longest part of it (None: only schema defaults)."""
+    for length in range(len(key_path), 0, -1):
+        for name, layer in reversed(layers):
+            if _lookup(layer, key_path[:length]):
+                return name
+    return None
+
+
+def _lookup(node, path: Sequence[str | int]) -> bool:
+    for part in path:
+        if (isinstance(node, dict) and part in node) or (isinstance(node, list) and isinstance(part, int) and part < len(node)):
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def take_switched_sources(config: dict, layers: Sequence[tuple[str, dict]]) -> None:
+    """Overlays merge key by key, except a task's `source` whose `kind` a later layer changes: from that
+    layer on, the source block is taken whole (merged over the later layers only), so keys of one source
+    kind (a synthetic task's `num_train`) never leak into another (a `local` source)."""
+    for task, settings in config.get("tasks", {}).items():
+        kinds = [(index, layer_source(layer, task).get("kind")) for index, (_, layer) in enumerate(layers)]
+        kinds = [(index, kind) for index, kind in kinds if kind is not None]
+        switches = [index for (index, kind), (_, before) in zip(kinds[1:], kinds, strict=False) if kind != before]
+        if switches and isinstance(settings, dict):
+            merged: dict = {}
+            for _, layer in layers[switches[-1] :]:
+                merged = _deep_merge(merged, layer_source(layer, task))
+            settings["source"] = merged
+
+
+def layer_source(layer: dict, task: str) -> dict:
+    source = ((layer.get("tasks") or {}).get(task) or {}).get("source")
+    return source if isinstance(source, dict) else {}
+
+
+def _deep_merge(base: dict, update: dict) -> dict:
+    merged = dict(base)
+    for key, value in update.items():
+        merged[key] = (
+            _deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else copy.deepcopy(value)
+        )
+    return merged

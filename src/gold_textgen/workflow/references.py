@@ -1,0 +1,101 @@
+"""Checks the schema cannot express: names that must refer to something defined elsewhere in the config
+(a task of the experiment, a decoder, an objective of every task, the analysed seed) and the relations
+between settings (min_length <= max_length, tokens_per_update with max_tokens). `check_target` applies
+the same rules to an output a user asks for on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .errors import ConfigError
+from .views import sample_ids
+
+
+def check_references(config: dict) -> None:
+    experiment = config["experiment"]
+    for index, task in enumerate(experiment["tasks"]):
+        if task not in config["tasks"]:
+            raise ConfigError(
+                f"config key experiment.tasks[{index}]: task '{task}' is not defined under tasks "
+                f"(defined: {', '.join(sorted(config['tasks']))})"
+            )
+    for key in ("decoders", "sweep_decoders"):
+        for index, decoder in enumerate(experiment[key]):
+            _check_decoder_name(config, f"experiment.{key}[{index}]", decoder)
+    _check_decoder_name(config, "analysis.decoder", config["analysis"]["decoder"])
+    for name, decoder in config["decoders"].items():
+        sampling_keys = sorted(k for k in ("top_k", "top_p", "temperature") if k in decoder)
+        if not decoder["do_sample"] and (sampling_keys or decoder["samples"] > 1):
+            offending = sampling_keys[0] if sampling_keys else "samples"
+            raise ConfigError(f"config key decoders.{name}.{offending}: applies to sampling only; set do_sample: true")
+    seed = config["analysis"]["seed"]
+    if seed is not None and seed not in experiment["seeds"]:
+        raise ConfigError(f"config key analysis.seed: {seed} is not one of experiment.seeds {experiment['seeds']}")
+    gold_objective = config["analysis"]["gold_objective"]
+    if gold_objective is not None and (gold_objective == "mle" or gold_objective not in experiment["objectives"]):
+        gold = [o for o in experiment["objectives"] if o != "mle"]
+        raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not a GOLD objective of experiment.objectives {gold}")
+    for name in experiment["tasks"]:
+        for index, objective in enumerate(experiment["objectives"]):
+            if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
+                raise ConfigError(
+                    f"config key experiment.objectives[{index}]: objective '{objective}' is not defined under "
+                    f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
+                )
+    for name, task in config["tasks"].items():
+        for decoder in task["decoder_overrides"]:
+            _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
+        _check_decoder_name(config, f"tasks.{name}.dev_decoder", task["dev_decoder"])
+        if config["decoders"][task["dev_decoder"]]["do_sample"]:
+            raise ConfigError(
+                f"config key tasks.{name}.dev_decoder: '{task['dev_decoder']}' samples; checkpoint selection needs a deterministic decoder"
+            )
+        source = task["source"]
+        if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
+            raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
+        if source["kind"] == "synthetic" and abs(sum(source["synonym_probs"]) - 1) > 1e-6:
+            raise ConfigError(f"config key tasks.{name}.source.synonym_probs: must sum to 1")
+        for stage in ("mle", "gold"):
+            settings = task[stage]
+            if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:
+                raise ConfigError(f"config key tasks.{name}.{stage}.tokens_per_update: needs max_tokens (the per-device budget it divides)")
+            if settings["tokens_per_update"] is not None and settings["gradient_accumulation_steps"] != 1:
+                raise ConfigError(
+                    f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
+                )
+        if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
+            raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+
+
+def _check_decoder_name(config: dict, key: str, decoder: str) -> None:
+    if decoder not in config["decoders"]:
+        raise ConfigError(f"config key {key}: {_undefined_decoder(config, decoder)}")
+
+
+def _undefined_decoder(config: dict, decoder: str) -> str:
+    return f"decoder '{decoder}' is not defined under decoders (defined: {', '.join(sorted(config['decoders']))})"
+
+
+def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
+    """A requested output may only name what the config defines: a task, an objective of that task, a
+    seed of `experiment.seeds`, a decoder and one of its sampling runs. Anything else (a typo such as
+    `gold_zz`, `seed99`, `sample9` of a decoder with three runs) is an error saying what exists."""
+    task = wildcards.get("task")
+    if task is not None and task not in config["tasks"]:
+        raise ConfigError(f"task '{task}' is not defined under tasks (defined: {', '.join(sorted(config['tasks']))})")
+    objective = wildcards.get("objective")
+    if objective is not None and objective != "mle" and objective not in config["tasks"][task]["objectives"]:
+        defined = ", ".join(["mle", *sorted(config["tasks"][task]["objectives"])])
+        raise ConfigError(f"objective '{objective}' is not defined for task {task} (defined: {defined})")
+    seed = wildcards.get("seed")
+    if seed is not None and int(seed) not in config["experiment"]["seeds"]:
+        raise ConfigError(f"seed {seed} is not one of experiment.seeds {config['experiment']['seeds']} (add it there to train it)")
+    decoder = wildcards.get("decoder")
+    if decoder is not None:
+        if decoder not in config["decoders"]:
+            raise ConfigError(_undefined_decoder(config, decoder))
+        sample = wildcards.get("sample")
+        runs = sample_ids(config["decoders"][decoder])
+        if sample is not None and int(sample) not in runs:
+            what = f"runs sample{runs[0]}..sample{runs[-1]}" if len(runs) > 1 else f"runs once, as sample{runs[0]}"
+            raise ConfigError(f"decoder '{decoder}' {what}; sample{sample} is not one of them")

@@ -1,0 +1,116 @@
+"""Checking an experiment config against the schema (`config.schema.yaml`, shipped in this package).
+
+Snakemake calls `validate_config` when it parses the workflow, so a typo or an out-of-range value stops
+the run before any job starts, with a message that names the key, e.g.
+`config key tasks.demo.mle.learning_rate: -1 is less than or equal to the minimum of 0`.
+Keys left out are filled with the schema's defaults, so the rest of the code sees one complete shape: the
+schema is the only owner of defaults and ranges; the settings dataclasses are typed views of its output.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from importlib.resources import files
+from pathlib import Path
+
+import jsonschema
+import yaml
+from jsonschema import Draft202012Validator, validators
+
+from .errors import ConfigError
+from .references import check_references
+
+SCHEMA_FILE = "config.schema.yaml"
+
+
+def _is_integer(checker, instance) -> bool:
+    """YAML's `1.0` is a float: an integer setting must be written as one (JSON Schema would accept 1.0)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _with_defaults(validator_class):
+    """A validator that fills in `default` values while it walks `properties` (jsonschema FAQ recipe)."""
+    validate_properties = validator_class.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, subschema in properties.items():
+                if isinstance(subschema, dict) and "default" in subschema:
+                    instance.setdefault(name, _copy(subschema["default"]))
+        yield from validate_properties(validator, properties, instance, schema)
+
+    type_checker = validator_class.TYPE_CHECKER.redefine("integer", _is_integer)
+    return validators.extend(validator_class, {"properties": set_defaults}, type_checker=type_checker)
+
+
+def _copy(value):
+    return copy.deepcopy(value)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def _allowed_keys(schema: dict, root: dict) -> list[str]:
+    """Property names a (sub)schema accepts, following local `$ref`s inside `allOf`."""
+    names = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        ref = part.get("$ref", "")
+        target = root
+        for piece in ref.removeprefix("#/").split("/") if ref.startswith("#/") else []:
+            target = target[piece]
+        names |= set(target.get("properties", {})) if ref else set(part.get("properties", {}))
+    return sorted(names)
+
+
+def _is_echo(error: jsonschema.ValidationError, root: dict) -> bool:
+    """An `unevaluatedProperties` error raised only because a known key's value failed its own check."""
+    if error.validator != "unevaluatedProperties" or not isinstance(error.instance, dict):
+        return False
+    return not set(error.instance) - set(_allowed_keys(error.schema, root))
+
+
+def _describe(error: jsonschema.ValidationError, root: dict) -> str:
+    # Within if/then or allOf the most specific error is the deepest one; report that.
+    best = jsonschema.exceptions.best_match([error, *error.context]) if error.context else error
+    if best.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(best.instance, dict):
+        allowed = _allowed_keys(best.schema, root)
+        unknown = sorted(set(best.instance) - set(allowed))
+        where = _key_path(best)
+        prefix = "" if where == "(top level)" else f"{where}."
+        return f"unknown config key {', '.join(prefix + u for u in unknown)} (allowed here: {', '.join(allowed)})"
+    return f"config key {_key_path(best)}: {best.message}"
+
+
+def load_schema(schema_path: str | Path | None = None) -> dict:
+    with (files(__package__) / SCHEMA_FILE if schema_path is None else Path(schema_path)).open(encoding="utf-8") as handle:
+        # libyaml's loader when present: the schema is parsed at every Snakemake start (dry runs included)
+        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def validate_config(config: dict, schema_path: str | Path | None = None) -> dict:
+    """Validate `config` in place (filling defaults) and check cross-references; return it."""
+    schema = load_schema(schema_path)
+    validator = _with_defaults(Draft202012Validator)(schema)
+    errors = [e for e in validator.iter_errors(config) if not _is_echo(e, schema)]
+    if errors:
+        # Report the most specific problem: the one deepest in the config.
+        deepest = max(errors, key=lambda e: (len(e.absolute_path), -len(str(e.message))))
+        raise ConfigError(_describe(deepest, schema))
+    _check_finite(config, [])
+    check_references(config)
+    return config
+
+
+def _check_finite(node, path: list[str]) -> None:
+    """JSON Schema's number ranges let NaN and infinity through (every comparison with NaN is false)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _check_finite(value, [*path, str(key)])
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _check_finite(value, [*path[:-1], f"{path[-1]}[{index}]"] if path else [f"[{index}]"])
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise ConfigError(f"config key {'.'.join(path)}: {node} is not a finite number")

@@ -1,0 +1,109 @@
+"""Per-rule views of the validated config: each rule's params hold only the settings that can change its
+output, so Snakemake reruns a job when (and only when) one of them changes."""
+
+from __future__ import annotations
+
+from .errors import ConfigError
+
+
+def sample_ids(decoder: dict) -> list[int]:
+    """The runs of one decoder: sample seeds 1..samples for a sampling decoder, the single run 0 otherwise."""
+    return list(range(1, decoder["samples"] + 1)) if decoder["do_sample"] else [0]
+
+
+def analysis_settings(config: dict) -> dict:
+    """The `analysis` section with its defaults resolved: the seed (first training seed) and the GOLD
+    objective compared with MLE (the last GOLD objective of the experiment, or None if it has none)."""
+    analysis = dict(config["analysis"])
+    experiment = config["experiment"]
+    if analysis["seed"] is None:
+        analysis["seed"] = experiment["seeds"][0]
+    if analysis["gold_objective"] is None:
+        gold = [o for o in experiment["objectives"] if o != "mle"]
+        analysis["gold_objective"] = gold[-1] if gold else None
+    return analysis
+
+
+def task_config(config: dict, task: str) -> dict:
+    """The settings of one task, with its name and `dev_search`, the resolved search of its `dev_decoder`
+    (see dev_search); raises a ConfigError naming an unknown task."""
+    if task not in config["tasks"]:
+        raise ConfigError(f"unknown task '{task}' (defined: {', '.join(sorted(config['tasks']))})")
+    settings = {"name": task, **config["tasks"][task]}
+    settings["dev_search"] = dev_search(config, task)
+    return settings
+
+
+def dev_search(config: dict, task: str) -> dict:
+    """How dev outputs are decoded while training selects checkpoints: the task's `dev_decoder` with its
+    overrides, and the length penalty where a beam reads it. Part of the training view, so changing it
+    retrains, while the decoders of the sweep stay decoding-only settings."""
+    search = {key: value for key, value in decoder_view(config, task, config["tasks"][task]["dev_decoder"]).items() if key != "do_sample"}
+    if search.get("num_beams", 1) > 1:
+        search["length_penalty"] = config["tasks"][task]["generation"]["length_penalty"]
+    return search
+
+
+def uses_trained_tokenizer(task: dict) -> bool:
+    """Models built from scratch need a tokenizer trained on the task's data; pretrained ones bring theirs."""
+    return task["model"]["kind"] == "scratch"
+
+
+DECODING_ONLY = ("length_penalty", "batch_size")
+# Task keys that only decoding and reporting read: changing them must not retrain anything.
+NOT_TRAINING = ("decoder_overrides", "baselines", "paper_results", "perplexity_units")
+
+
+def training_view(task: dict, objective: str) -> dict:
+    """The task settings that can change the model trained with `objective`.
+
+    Decoding-only settings (beam length penalty, decoding batch size, per-task decoder overrides) and the
+    reporting keys (baselines, the paper's numbers) are left out, so changing them
+    reruns decoding but never training; MLE ignores the GOLD settings, and a GOLD objective sees only
+    its own entry of `objectives` (its MLE starting point is an input file, tracked by Snakemake).
+    """
+    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives", *NOT_TRAINING)}
+    view["generation"] = {k: v for k, v in task["generation"].items() if k not in DECODING_ONLY}
+    if objective == "mle":
+        view["mle"] = task["mle"]
+    else:
+        if objective not in task.get("objectives", {}):
+            raise ConfigError(f"objective '{objective}' is not defined under tasks.{task.get('name', '?')}.objectives")
+        view["gold"] = task["gold"]
+        view["objectives"] = {objective: task["objectives"][objective]}
+    return view
+
+
+def decoder_view(config: dict, task: str, decoder: str) -> dict:
+    """A decoder's search settings for one task: the shared entry under `decoders`, updated with the task's
+    `decoder_overrides` for that name (the paper decodes each task with its own beam size)."""
+    settings = {key: value for key, value in config["decoders"][decoder].items() if key != "samples"}
+    settings.update(config["tasks"][task]["decoder_overrides"].get(decoder, {}))
+    return settings
+
+
+def decoding_view(task: dict) -> dict:
+    """The task settings that decoding reads: lengths and generation."""
+    return {key: task[key] for key in ("name", "max_source_length", "max_target_length", "generation")}
+
+
+def teacher_forcing_view(task: dict) -> dict:
+    """The task settings that teacher-forced passes (token NLL, reward cache) read: lengths and batch size,
+    so changing a search setting such as the length penalty leaves them alone."""
+    return {
+        **{key: task[key] for key in ("name", "max_source_length", "max_target_length")},
+        "generation": {"batch_size": task["generation"]["batch_size"]},
+    }
+
+
+def canonical(value):
+    """`value` with every mapping's keys sorted, recursively.
+
+    Snakemake compares a job's params with the last run by their text, so the same settings written in
+    another key order (a config file saved by another tool, say) would otherwise rerun the job.
+    """
+    if isinstance(value, dict):
+        return {key: canonical(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [canonical(item) for item in value]
+    return value
