@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from settings import demo_spec
 
-from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.workflow.files import write_jsonl
 from gold_textgen.workflow.schema import validate_config
@@ -65,7 +66,7 @@ TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_positio
 @pytest.fixture(scope="module")
 def tiny_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
-    spec = DemoTaskSpec(num_train=64, num_valid=8, num_test=8, max_length=8)
+    spec = demo_spec(num_train=64, num_valid=8, num_test=8, max_length=8)
     for split in ("train", "valid"):
         write_jsonl(root / f"{split}.jsonl", generate_split(spec, split))
     tokenizer = train_tokenizer(training_texts(generate_split(spec, "train")))

@@ -53,6 +53,12 @@ def test_every_shipped_config_merges_into_a_valid_config(config, name):
         (lambda c: c["tasks"]["demo"]["model"].update(kind="pretrained"), r"tasks\.demo\.model: 'name_or_path' is a required property"),
         (lambda c: c["tasks"]["demo"]["model"].update(attention_heads=5), r"tasks\.demo\.model\.attention_heads: must divide d_model"),
         (lambda c: c["tasks"]["demo"]["source"].update(min_length=40), r"tasks\.demo\.source\.min_length: must not exceed max_length"),
+        (lambda c: c["tasks"]["demo"]["source"].update(synonym_probs=[0.5, 0.2]), r"tasks\.demo\.source\.synonym_probs: must sum to 1"),
+        (
+            lambda c: c["tasks"]["demo"]["source"].update(class_shares=[0.4] * 4),
+            r"tasks\.demo\.source\.class_shares: must sum to 1",
+        ),
+        (lambda c: c["tasks"]["demo"]["source"].update(chunk_probs=[0.2, 0.2, 0.2]), r"tasks\.demo\.source\.chunk_probs: must sum to 1"),
         (lambda c: c.update(extra=1), r"unknown config key extra"),
         (
             lambda c: c["tasks"]["demo"]["mle"].update(learning_rate=float("nan")),

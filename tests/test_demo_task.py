@@ -1,13 +1,15 @@
 from collections import Counter
 
 import pytest
+from settings import demo_spec
 
 from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
+from gold_textgen.workflow.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
 def spec():
-    return DemoTaskSpec(seed=7, num_train=3000, num_valid=300, num_test=300)
+    return demo_spec(seed=7, num_train=3000, num_valid=300, num_test=300)
 
 
 def test_same_seed_gives_identical_splits(spec):
@@ -15,12 +17,12 @@ def test_same_seed_gives_identical_splits(spec):
 
 
 def test_other_seed_gives_other_data(spec):
-    other = DemoTaskSpec(seed=8, num_train=3000, num_valid=300, num_test=300)
+    other = demo_spec(seed=8, num_train=3000, num_valid=300, num_test=300)
     assert generate_split(spec, "test") != generate_split(other, "test")
 
 
 def test_split_streams_are_independent_of_other_split_sizes(spec):
-    bigger_train = DemoTaskSpec(seed=7, num_train=5000, num_valid=300, num_test=300)
+    bigger_train = demo_spec(seed=7, num_train=5000, num_valid=300, num_test=300)
     assert generate_split(spec, "test") == generate_split(bigger_train, "test")
 
 
@@ -54,8 +56,8 @@ def test_synonym_choices_follow_the_skewed_distribution(spec):
 
 
 def test_adjective_noun_pairs_are_reordered():
-    spec = DemoTaskSpec(
-        seed=1, num_train=1, num_valid=200, num_test=1, synonym_probs=(1.0,), adjective_prob=1.0, chunk_probs=(0.98, 0.01, 0.01)
+    spec = demo_spec(
+        seed=1, num_train=1, num_valid=200, num_test=1, synonym_probs=[1.0], adjective_prob=1.0, chunk_probs=[0.98, 0.01, 0.01]
     )
     lexicon = build_lexicon(spec)
     adjectives = set(lexicon.words_by_class["adjective"])
@@ -71,17 +73,22 @@ def test_adjective_noun_pairs_are_reordered():
 
 
 def test_sloppy_references_differ_from_clean_translation():
-    spec = DemoTaskSpec(seed=3, num_train=500, synonym_probs=(1.0,), sloppy_share=1.0, sloppy_edit_rate=0.3)
-    clean = DemoTaskSpec(seed=3, num_train=500, synonym_probs=(1.0,), sloppy_share=0.0)
+    spec = demo_spec(seed=3, num_train=500, synonym_probs=[1.0], sloppy_share=1.0, sloppy_edit_rate=0.3)
+    clean = demo_spec(seed=3, num_train=500, synonym_probs=[1.0], sloppy_share=0.0)
     noisy, tidy = generate_split(spec, "train"), generate_split(clean, "train")
     assert [r["source"] for r in noisy] == [r["source"] for r in tidy]
     assert all(n["target"] != t["target"] for n, t in zip(noisy, tidy, strict=True))
 
 
 @pytest.mark.parametrize(
-    "bad",
-    [dict(min_length=10, max_length=5), dict(synonym_probs=(0.5, 0.2)), dict(sloppy_share=1.5), dict(vocab_size=3)],
+    ("bad", "key"),
+    [(dict(sloppy_share=1.5), "sloppy_share"), (dict(vocab_size=3), "vocab_size"), (dict(class_shares=[0.5, 0.5]), "class_shares")],
 )
-def test_invalid_settings_are_rejected(bad):
-    with pytest.raises(ValueError, match="invalid demo task settings"):
-        DemoTaskSpec(**bad)
+def test_out_of_range_settings_are_rejected_by_the_schema(bad, key):
+    with pytest.raises(ConfigError, match=key):
+        demo_spec(**bad)
+
+
+def test_a_partial_source_is_refused_rather_than_completed_silently():
+    with pytest.raises(ValueError, match="lacks"):
+        DemoTaskSpec.from_config({"seed": 1})

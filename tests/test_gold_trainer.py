@@ -6,15 +6,19 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from settings import demo_spec, gold_settings
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
-from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
+from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.seq2seq_batches import tokenize_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
+from gold_textgen.objectives.gold import REWARD_KINDS
 from gold_textgen.training.gold_trainer import REWARD_FIELD, GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy, token_logprobs
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
+from gold_textgen.workflow.errors import ConfigError
+from gold_textgen.workflow.schema import load_schema
 
 TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
 TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
@@ -23,7 +27,7 @@ TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_positio
 @pytest.fixture(scope="module")
 def setup():
     torch.manual_seed(0)
-    records = generate_split(DemoTaskSpec(num_train=24, max_length=8), "train")
+    records = generate_split(demo_spec(num_train=24, max_length=8), "train")
     tokenizer = train_tokenizer(training_texts(records))
     model = build_scratch_model(TINY_MODEL, tokenizer)
     return records, tokenizer, model
@@ -51,8 +55,8 @@ def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
     collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     for reward in ("p", "s"):
         settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
-        cached = make_trainer(tmp_path, model, tokenizer, GoldSettings(**settings, rewards="cached"))
-        online = make_trainer(tmp_path, model, tokenizer, GoldSettings(**settings, rewards="online"), reward_model=frozen_copy(model))
+        cached = make_trainer(tmp_path, model, tokenizer, gold_settings(**settings, rewards="cached"))
+        online = make_trainer(tmp_path, model, tokenizer, gold_settings(**settings, rewards="online"), reward_model=frozen_copy(model))
         model.train()
         with torch.no_grad():
             batch = collate([cached_set[i] for i in range(8)])
@@ -94,7 +98,7 @@ def test_loss_is_normalised_by_the_tokens_of_the_whole_update(setup, tmp_path):
     records, tokenizer, model = setup
     dataset = tokenize_records(records, tokenizer, 12, 12)
     collate = DataCollatorForSeq2Seq(tokenizer, model=model)
-    trainer = make_trainer(tmp_path, model, tokenizer, GoldSettings(reward="delta"))
+    trainer = make_trainer(tmp_path, model, tokenizer, gold_settings(reward="delta"))
     model.train()
     batch = collate([dataset[i] for i in range(6)])
     tokens = int(batch["labels"].ne(-100).sum())
@@ -108,7 +112,7 @@ def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
     records, tokenizer, model = setup
     dataset = tokenize_records(records, tokenizer, 12, 12)
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
-    trainer = make_trainer(tmp_path, model, tokenizer, GoldSettings(reward="delta", min_weight=0.0))
+    trainer = make_trainer(tmp_path, model, tokenizer, gold_settings(reward="delta", min_weight=0.0, label_smoothing=0.0))
     model.eval()  # no dropout anyway; compare against a hand computation
     inputs = {k: v for k, v in batch.items() if k != "labels"}
     with torch.no_grad():
@@ -120,8 +124,12 @@ def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
     assert torch.allclose(loss, expected, atol=1e-6)
 
 
-def test_settings_are_range_checked():
-    with pytest.raises(ValueError, match="min_weight"):
-        GoldSettings(reward="s", min_weight=2.0)
-    with pytest.raises(ValueError, match="reward must be one of"):
-        GoldSettings(reward="bleu")
+def test_settings_are_range_checked_by_the_schema():
+    with pytest.raises(ConfigError, match="min_weight"):
+        gold_settings(reward="s", min_weight=2.0)
+    with pytest.raises(ConfigError, match="reward"):
+        gold_settings(reward="bleu")
+
+
+def test_the_schema_offers_exactly_the_reward_kinds_the_objective_computes():
+    assert load_schema()["$defs"]["objective"]["properties"]["reward"]["enum"] == list(REWARD_KINDS)

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
+from settings import demo_spec
 
-from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
+from gold_textgen.data.demo_task import build_lexicon, generate_split
 
 pytestmark = pytest.mark.workflow
 SIZES = {"train": 300, "valid": 30, "test": 30}
@@ -42,9 +43,7 @@ TEST_SIZED = {
 
 def write_corpus(directory) -> None:
     """data/my_corpus/{split}.src/.tgt, line-aligned, as a user would have them."""
-    spec = DemoTaskSpec.from_config(
-        {"seed": 3, "num_train": SIZES["train"], "num_valid": SIZES["valid"], "num_test": SIZES["test"], "max_length": 10}
-    )
+    spec = demo_spec(seed=3, num_train=SIZES["train"], num_valid=SIZES["valid"], num_test=SIZES["test"], max_length=10)
     lexicon = build_lexicon(spec)
     directory.mkdir(parents=True)
     for split in SIZES:

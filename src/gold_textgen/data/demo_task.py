@@ -39,55 +39,38 @@ _LEXICON_STREAM = 0
 
 @dataclass(frozen=True)
 class DemoTaskSpec:
-    """Settings of the synthetic language; `config.yaml` `tasks.demo.source` maps onto these names."""
+    """Settings of the synthetic language: a typed view of a validated `synthetic` source (defaults and
+    ranges are the schema's, `workflow.schema.defaults("synthetic_source", ...)` completes a partial one)."""
 
-    seed: int = 0
-    num_train: int = 20000
-    num_valid: int = 500
-    num_test: int = 500
-    vocab_size: int = 300  # source words; each has len(synonym_probs) target synonyms
-    class_shares: tuple[float, ...] = (0.4, 0.2, 0.2, 0.2)  # noun, adjective, verb, function word
-    synonym_probs: tuple[float, ...] = (0.75, 0.2, 0.05)
-    zipf_exponent: float = 1.0  # word frequencies within a class follow 1 / rank**exponent
-    adjective_prob: float = 0.5  # chance that a noun phrase carries an adjective (A N -> N' A')
-    chunk_probs: tuple[float, ...] = (0.5, 0.25, 0.25)  # noun phrase, verb, function word
-    min_length: int = 4
-    max_length: int = 30
-    sloppy_share: float = 0.35
-    sloppy_edit_rate: float = 0.15
-    eval_sloppy_share: float = 0.0
-
-    def __post_init__(self) -> None:
-        checks = {
-            "vocab_size must be >= 8": self.vocab_size >= 8,
-            "min_length must be >= 1 and <= max_length": 1 <= self.min_length <= self.max_length,
-            "synonym_probs must be positive and sum to 1": _is_distribution(self.synonym_probs),
-            "class_shares must be 4 positive shares summing to 1": len(self.class_shares) == 4 and _is_distribution(self.class_shares),
-            "chunk_probs must be 3 positive probabilities summing to 1": len(self.chunk_probs) == 3 and _is_distribution(self.chunk_probs),
-            "sloppy_share must lie in [0, 1]": 0.0 <= self.sloppy_share <= 1.0,
-            "eval_sloppy_share must lie in [0, 1]": 0.0 <= self.eval_sloppy_share <= 1.0,
-            "sloppy_edit_rate must lie in [0, 1]": 0.0 <= self.sloppy_edit_rate <= 1.0,
-            "adjective_prob must lie in [0, 1]": 0.0 <= self.adjective_prob <= 1.0,
-        }
-        failed = [message for message, ok in checks.items() if not ok]
-        if failed:
-            raise ValueError("invalid demo task settings: " + "; ".join(failed))
+    seed: int
+    num_train: int
+    num_valid: int
+    num_test: int
+    vocab_size: int  # source words; each has len(synonym_probs) target synonyms
+    class_shares: tuple[float, ...]  # noun, adjective, verb, function word
+    synonym_probs: tuple[float, ...]
+    zipf_exponent: float  # word frequencies within a class follow 1 / rank**exponent
+    adjective_prob: float  # chance that a noun phrase carries an adjective (A N -> N' A')
+    chunk_probs: tuple[float, ...]  # noun phrase, verb, function word
+    min_length: int
+    max_length: int
+    sloppy_share: float
+    sloppy_edit_rate: float
+    eval_sloppy_share: float
 
     @classmethod
     def from_config(cls, source_config: dict) -> DemoTaskSpec:
         names = set(cls.__dataclass_fields__)
-        values = {k: tuple(v) if isinstance(v, list) else v for k, v in source_config.items() if k in names}
-        return cls(**values)
+        missing = sorted(names - set(source_config))
+        if missing:
+            raise ValueError(f"synthetic source lacks {', '.join(missing)}: pass the validated config (schema defaults filled in)")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in source_config.items() if k in names})
 
     def split_size(self, split: str) -> int:
         return {"train": self.num_train, "valid": self.num_valid, "test": self.num_test}[split]
 
     def split_sloppy_share(self, split: str) -> float:
         return self.sloppy_share if split == "train" else self.eval_sloppy_share
-
-
-def _is_distribution(values: tuple[float, ...]) -> bool:
-    return len(values) > 0 and all(v > 0 for v in values) and abs(sum(values) - 1.0) < 1e-6
 
 
 @dataclass

@@ -27,7 +27,6 @@ from safetensors.torch import load_file, save_file
 from transformers import PreTrainedModel, Seq2SeqTrainer, TrainerCallback
 
 from ..objectives.gold import (
-    REWARD_KINDS,
     after_eos_term,
     delta_returns,
     importance_weights,
@@ -44,39 +43,24 @@ REWARD_FIELD = "reward_logprobs"
 
 @dataclass(frozen=True)
 class GoldSettings:
-    """The settings of one GOLD objective (paper symbols in brackets)."""
+    """The settings of one GOLD objective (paper symbols in brackets): a typed view of a task's validated
+    `gold` block merged with one entry of its `objectives` (defaults and ranges are the schema's)."""
 
     reward: str  # delta (GOLD-delta), p (GOLD-p: log p_MLE) or s (GOLD-s: p_MLE)
-    min_weight: float = 0.0  # [u] floor of the importance weight
-    floor: float = 0.0  # [c] floor of each reward term
-    baseline: float = 0.0  # [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
-    sync_every: int = 1000  # [k] optimizer updates between re-syncs of pi_tilde
-    horizon: int = 5  # future tokens in a return, besides the current one
-    gamma: float = 1.0  # discount inside the window
-    label_smoothing: float = 0.0  # [epsilon] unweighted, as in the authors' code
-    rewards: str = "cached"  # cached (looked up) or online (frozen MLE forward pass every step)
-
-    def __post_init__(self) -> None:
-        problems = []
-        if self.reward not in REWARD_KINDS:
-            problems.append(f"reward must be one of {', '.join(REWARD_KINDS)}, got '{self.reward}'")
-        if not 0.0 <= self.min_weight <= 1.0:
-            problems.append(f"min_weight (u) must lie in [0, 1], got {self.min_weight}")
-        if self.sync_every < 1:
-            problems.append(f"sync_every (k) must be >= 1, got {self.sync_every}")
-        if self.horizon < 0:
-            problems.append(f"horizon must be >= 0, got {self.horizon}")
-        if not 0.0 < self.gamma <= 1.0:
-            problems.append(f"gamma must lie in (0, 1], got {self.gamma}")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            problems.append(f"label_smoothing must lie in [0, 1), got {self.label_smoothing}")
-        if self.rewards not in ("cached", "online"):
-            problems.append(f"rewards must be cached or online, got '{self.rewards}'")
-        if problems:
-            raise ValueError("invalid GOLD settings: " + "; ".join(problems))
+    min_weight: float  # [u] floor of the importance weight
+    floor: float  # [c] floor of each reward term
+    baseline: float  # [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
+    sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
+    horizon: int  # future tokens in a return, besides the current one
+    gamma: float  # discount inside the window
+    label_smoothing: float  # [epsilon] unweighted, as in the authors' code
+    rewards: str  # cached (looked up) or online (frozen MLE forward pass every step)
 
     @classmethod
     def from_config(cls, values: dict) -> GoldSettings:
+        missing = sorted(set(cls.__dataclass_fields__) - set(values))
+        if missing:
+            raise ValueError(f"GOLD settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
         return cls(**{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
 
     def to_dict(self) -> dict:

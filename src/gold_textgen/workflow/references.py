@@ -53,8 +53,9 @@ def check_references(config: dict) -> None:
         source = task["source"]
         if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
             raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
-        if source["kind"] == "synthetic" and abs(sum(source["synonym_probs"]) - 1) > 1e-6:
-            raise ConfigError(f"config key tasks.{name}.source.synonym_probs: must sum to 1")
+        for key in ("synonym_probs", "class_shares", "chunk_probs"):
+            if source["kind"] == "synthetic" and abs(sum(source[key]) - 1) > 1e-6:
+                raise ConfigError(f"config key tasks.{name}.source.{key}: must sum to 1")
         for stage in ("mle", "gold"):
             settings = task[stage]
             if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:

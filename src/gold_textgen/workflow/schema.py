@@ -104,6 +104,19 @@ def validate_config(config: dict, schema_path: str | Path | None = None) -> dict
     return config
 
 
+def defaults(definition: str, **values) -> dict:
+    """`values` completed with the schema's defaults for one of its definitions (`$defs`), checked like a
+    config: e.g. defaults("synthetic_source", kind="synthetic", num_train=64) is a complete demo-task
+    source, defaults("objective", reward="s") a complete GOLD objective."""
+    schema = load_schema()
+    validator = _with_defaults(Draft202012Validator)({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
+    completed = copy.deepcopy(values)
+    errors = [e for e in validator.iter_errors(completed) if not _is_echo(e, schema)]
+    if errors:
+        raise ConfigError(f"{definition}: {_describe(errors[0], schema)}")
+    return completed
+
+
 def _check_finite(node, path: list[str]) -> None:
     """JSON Schema's number ranges let NaN and infinity through (every comparison with NaN is false)."""
     if isinstance(node, dict):
