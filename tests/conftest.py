@@ -59,8 +59,6 @@ def smoke_config(tmp_path: Path) -> Path:
 
 
 # A tiny task for training tests: 64 demo pairs, a 12k-parameter model, a few updates.
-TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
-TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
 
 
 @pytest.fixture(scope="module")

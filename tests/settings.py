@@ -4,6 +4,10 @@ from gold_textgen.data.demo_task import DemoTaskSpec
 from gold_textgen.training.gold_trainer import GoldSettings
 from gold_textgen.workflow.schema import defaults, load_schema
 
+# The smallest transformer the tests train: seconds on a CPU.
+TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
+TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
+
 
 def demo_spec(**values) -> DemoTaskSpec:
     """The demo language with the schema's defaults except `values`."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TINY_MODEL
+from settings import TINY_MODEL
 
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from settings import demo_spec, gold_settings
+from settings import TINY_MODEL, demo_spec, gold_settings
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
 from gold_textgen.data.demo_task import generate_split
@@ -19,9 +19,6 @@ from gold_textgen.training.gold_trainer import REWARD_FIELD, GoldSettings, GoldT
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.schema import load_schema
-
-TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
-TINY_MODEL |= {"attention_heads": 2, "ffn_dim": 32, "dropout": 0.0, "max_position_embeddings": 32}
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,8 @@
 
 import json
 
-from conftest import REPO, TINY_MODEL, tiny_task
+from conftest import REPO, tiny_task
+from settings import TINY_MODEL
 
 from gold_textgen.models.transformer import load_pretrained_model
 from gold_textgen.training.launch import job_to_spec, run_training, spec_to_job, worker_count

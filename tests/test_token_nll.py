@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from conftest import TINY_MODEL
+from settings import TINY_MODEL
 from tokenizers import pre_tokenizers
 from transformers import BartTokenizerFast
 

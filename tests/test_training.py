@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TINY_MODEL, tiny_task
+from conftest import REPO, tiny_task
+from settings import TINY_MODEL
 from transformers import TrainerCallback
 
 from gold_textgen.data.seq2seq_batches import length_sorted_batches

@@ -11,17 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure  # the object API: no pyplot state, no display needed on cluster nodes
 
 from ..workflow.files import atomic_open
-
-LABELS = {"mle": "MLE", "gold_delta": "GOLD-δ", "gold_p": "GOLD-p", "gold_s": "GOLD-s"}
-COLORS = {"mle": "tab:gray", "gold_delta": "tab:blue", "gold_p": "tab:green", "gold_s": "tab:red"}
-
-
-def label(objective: str) -> str:
-    return LABELS.get(objective, objective)
-
-
-def color(objective: str, index: int) -> str:
-    return COLORS.get(objective, f"C{index % 10}")
+from .objective_names import color, label
 
 
 def save(figure: Figure, path: str | Path) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..evaluation import metrics
 from ..workflow.files import read_jsonl
+from .markdown import markdown_table
 
 OUR_COLUMN = {"bleu": "bleu", "rouge1": "rouge1", "rouge2": "rouge2", "rougeL": "rougeLsum", "perplexity": "perplexity"}
 COLUMNS = [
@@ -165,12 +166,12 @@ def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -
 
 def to_markdown(table: pd.DataFrame) -> str:
     headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    rows = []
     for _, row in table.iterrows():
         ours = "not run" if pd.isna(row["ours"]) else f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})"
         difference = "-" if pd.isna(row["difference"]) else f"{row['difference']:+.2f}"
         cells = [row["task"], str(row["paper_table"]), row["objective"], row["metric"], f"{row['paper']:.2f}", ours, difference]
         cells.append(f"{row['paper_model']} / {row['our_model']}")
         cells.append(row["note"] if isinstance(row["note"], str) else "")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return markdown_table(headers, rows)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..workflow.files import read_jsonl, write_csv
-from . import figures
+from . import figures, objective_names
 from .diversity import diversity_row
 from .examples import write_examples
 from .exposure_bias import bleu_by_length, length_bin_edges
@@ -95,14 +95,14 @@ def _run_labels(path: Path) -> tuple[str, int, int]:
 
 
 def examples(generation_paths: Paths, csv_path, markdown_path, analysis: dict) -> pd.DataFrame:
-    generations = {figures.label(name): read_jsonl(path) for name, path in generation_paths.items()}
+    generations = {objective_names.label(name): read_jsonl(path) for name, path in generation_paths.items()}
     return write_examples(generations, analysis["num_examples"], analysis["seed_of_samples"], csv_path, markdown_path)
 
 
 def human_eval_sheet(generation_paths: Paths, sheet_path, key_path, analysis: dict) -> pd.DataFrame:
     """The pairwise sheet comparing the GOLD objective (`gold`) with MLE (`mle`)."""
     generations = {
-        figures.label(analysis["gold_objective"]): read_jsonl(generation_paths["gold"]),
+        objective_names.label(analysis["gold_objective"]): read_jsonl(generation_paths["gold"]),
         "MLE": read_jsonl(generation_paths["mle"]),
     }
     system, baseline = generations

@@ -12,11 +12,12 @@ from pathlib import Path
 import pandas as pd
 
 from ..workflow.files import read_json, write_csv, write_text
+from . import objective_names
+from .markdown import markdown_table
 
 KEYS = ("task", "objective", "split", "decoder")
 SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
 METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
-OBJECTIVE_ORDER = {"mle": 0, "gold_delta": 1, "gold_p": 2, "gold_s": 3}
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -60,7 +61,7 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     summary["n_seeds"] = grouped.size().to_numpy()
     table = pd.concat([per_seed, summary], ignore_index=True)
     # MLE first, then the GOLD objectives in the paper's order; per group the seeds, then the mean row.
-    table["_objective"] = table["objective"].map(_objective_rank)
+    table["_objective"] = table["objective"].map(objective_names.rank)
     table["_summary"] = table["seed"].eq("mean")
     table["_seed_num"] = pd.to_numeric(table["seed"], errors="coerce")
     sort_keys = ["task", "_objective", "objective", "split", "decoder", "_summary", "_seed_num"]
@@ -71,8 +72,7 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
 
 def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: int = 2, labels: Sequence[str] = (*KEYS, "seed")) -> str:
     """The table for people: `mean ± std` in the summary rows; metrics a task lacks show as `-`."""
-    headers = [*labels, *metrics]
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    rows = []
     for _, row in table.iterrows():
         cells = [str(row[k]) for k in labels]
         for metric in metrics:
@@ -81,8 +81,8 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
             if row["seed"] == "mean" and pd.notna(std):
                 text += f" ± {std:.{digits}f}"
             cells.append(text)
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return markdown_table([*labels, *metrics], rows)
 
 
 def scoring_of_tasks(scores: pd.DataFrame) -> pd.DataFrame:
@@ -137,10 +137,6 @@ def table1_labels(table: pd.DataFrame) -> tuple[str, ...]:
     return ("task", "objective", "decoder", "seed") if table["decoder"].nunique() > 1 else ("task", "objective", "seed")
 
 
-def _objective_rank(objective: str) -> int:
-    return OBJECTIVE_ORDER.get(objective, len(OBJECTIVE_ORDER))
-
-
 def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequence[str]) -> pd.DataFrame:
     """The decoding sweep (the paper's Table 2): per task, decoder and objective, the task metric averaged
     over sampling runs and then over seeds; `seed_std` is the spread over seeds, `run_std` the mean
@@ -170,7 +166,7 @@ def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequenc
     ]
     order = {name: i for i, name in enumerate(decoders)}
     table["_decoder"] = table["decoder"].map(order)
-    table["_objective"] = table["objective"].map(_objective_rank)
+    table["_objective"] = table["objective"].map(objective_names.rank)
     return (
         table.sort_values(["task", "_decoder", "_objective"], kind="stable").drop(columns=["_decoder", "_objective"]).reset_index(drop=True)
     )

@@ -16,7 +16,8 @@ import yaml
 from matplotlib.figure import Figure
 
 from ..workflow.files import write_csv
-from .figures import color, label, save
+from .figures import save
+from .objective_names import color, label
 
 CURVES = ("dev_metric", "train_loss", "mean_weight", "mean_return")
 
