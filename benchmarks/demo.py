@@ -1,6 +1,6 @@
 """How long the default experiment (`make demo`'s workflow) takes, and where the time goes.
 
-    python -m benchmarks.demo [--cores all] [--configfile configs/<name>.yaml] [--workdir DIR]
+    python -m benchmarks.demo [--cores all] [--configfile configs/<name>.yaml] [--workdir DIR] [--threads N]
 
 Runs the whole workflow in a fresh working directory (nothing reused from an earlier run) and prints the
 wall time, the number of jobs, and the job seconds spent in training (MLE, reward cache, GOLD), in
@@ -35,6 +35,10 @@ def job_seconds(workdir: Path) -> dict[str, float]:
     return totals
 
 
+# The rules that run a model (training, reward cache, evaluation per split).
+MODEL_RULES = ("train_mle", "train_gold", "cache_rewards", "evaluate_train", "evaluate_valid", "evaluate_test")
+
+
 def count_jobs(log_text: str) -> int:
     return sum(1 for line in log_text.splitlines() if line.startswith(("rule ", "localrule ")))
 
@@ -44,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cores", default="all")
     parser.add_argument("--configfile", action="append", default=[])
     parser.add_argument("--workdir", type=Path, help="where to run (default: a new temporary folder, removed after)")
+    parser.add_argument("--threads", type=int, help="threads of every job that runs a model (default: the resource table's)")
     args = parser.parse_args(argv)
     snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="gold-bench-demo-"))
@@ -52,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     command = [snakemake, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", args.cores]
     for config in args.configfile:
         command += ["--configfile", str(Path(config).resolve())]
+    if args.threads:
+        command += ["--set-threads", *(f"{rule}={args.threads}" for rule in MODEL_RULES)]
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - start

@@ -13,10 +13,6 @@ localrules:
     training_curves,
 
 
-def analysis_params(wildcards):
-    return gold_views.canonical(ANALYSIS)
-
-
 # snakemake --cores 1 results/figures/demo/nll_histogram.png
 rule nll_histogram:
     input:
@@ -54,7 +50,7 @@ rule nll_by_time_step:
     benchmark:
         "logs/benchmarks/nll_by_time_step/{task}.tsv"
     params:
-        analysis=analysis_params,
+        analysis=analysis_view("nll_by_time_step"),
     script:
         "../workflow_scripts/nll_by_time_step.py"
 
@@ -76,7 +72,7 @@ rule exposure_bias:
     benchmark:
         "logs/benchmarks/exposure_bias/{task}.tsv"
     params:
-        analysis=analysis_params,
+        analysis=analysis_view("exposure_bias"),
     script:
         "../workflow_scripts/exposure_bias.py"
 
@@ -85,7 +81,7 @@ rule exposure_bias:
 rule diversity:
     input:
         generations=diversity_generations,
-        data=f"results/data/{{task}}/{ANALYSIS['split']}.jsonl",
+        data=path(DATA, split=ANALYSIS["split"]),
     output:
         csv="results/tables/{task}/diversity.csv",
         html=report(
@@ -99,7 +95,8 @@ rule diversity:
     benchmark:
         "logs/benchmarks/diversity/{task}.tsv"
     params:
-        max_order=ANALYSIS["max_ngram"],
+        analysis=analysis_view("diversity"),
+        runs=diversity_runs,
     script:
         "../workflow_scripts/diversity.py"
 
@@ -122,7 +119,7 @@ rule examples:
     benchmark:
         "logs/benchmarks/examples/{task}.tsv"
     params:
-        analysis=analysis_params,
+        analysis=analysis_view("examples"),
     script:
         "../workflow_scripts/examples.py"
 
@@ -139,7 +136,7 @@ rule human_eval_sheet:
     benchmark:
         "logs/benchmarks/human_eval_sheet/{task}.tsv"
     params:
-        analysis=analysis_params,
+        analysis=analysis_view("human_eval_sheet"),
     script:
         "../workflow_scripts/human_eval_sheet.py"
 
@@ -156,7 +153,7 @@ rule training_curves:
             subcategory="{task}",
         ),
         curves="results/analysis/{task}/training_curves.csv",
-        summary="results/analysis/{task}/training_summary.csv",
+        summary=TRAINING_SUMMARY,
     log:
         "logs/training_curves/{task}.log",
     benchmark:

@@ -39,14 +39,39 @@ except ConfigError as error:
 
 EXPERIMENT = config["experiment"]
 
+# Where every result lies. Rules declare their outputs with these templates and the input functions fill
+# them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
+DATA = "results/data/{task}/{split}.jsonl"
+ARCHIVE = "results/downloads/{task}/source_archive"
+TOKENIZER = "results/tokenizers/{task}"
+MODEL = "results/models/{task}/{objective}/seed{seed}"
+CHECKPOINTS = "results/checkpoints/{task}/{objective}/seed{seed}"
+TRAINING_LOG = "results/runs/{task}/{objective}/seed{seed}"
+REWARDS = "results/rewards/{task}/seed{seed}/train.parquet"
+TOKEN_NLL = "results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet"
+GENERATIONS = (
+    "results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl"
+)
+SCORES = "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json"
+LEAD3_GENERATIONS = "results/baselines/{task}/lead3/{split}.jsonl"
+LEAD3_SCORES = "results/baselines/{task}/lead3/{split}.json"
+TRAINING_SUMMARY = "results/analysis/{task}/training_summary.csv"
+
+
+class _KeepWildcards(dict):
+    def __missing__(self, key):
+        return "{" + key + "}"
+
+
+def path(template, **values):
+    """`template` with the given wildcards filled in and the others kept as wildcards."""
+    return template.format_map(_KeepWildcards(values))
+
 
 onsuccess:
     # Runs the step cap stopped while they still improved, said once more where the user looks last.
     for message in gold_training_curves.warnings_from_summaries(
-        [
-            (task, f"results/analysis/{task}/training_summary.csv")
-            for task in EXPERIMENT["tasks"]
-        ]
+        [(task, path(TRAINING_SUMMARY, task=task)) for task in EXPERIMENT["tasks"]]
     ):
         logger.warning(f"WARNING: {message}")
 
@@ -60,6 +85,11 @@ onstart:
 
 
 ANALYSIS = gold_views.analysis_settings(config)
+
+
+def analysis_view(rule):
+    """The analysis settings `rule` reads, as its params (key-sorted)."""
+    return gold_views.canonical(gold_views.analysis_view(ANALYSIS, rule))
 
 
 wildcard_constraints:
@@ -151,10 +181,23 @@ def local_source_files(wildcards):
     return gold_sources.local_source_files(source_settings(wildcards))
 
 
+def source_url(wildcards):
+    return source_settings(wildcards)["url"]
+
+
+def source_checksum(wildcards):
+    return source_settings(wildcards).get("checksum")
+
+
+def source_archive_or_none(wildcards):
+    """The archive path handed to prepare_dataset, None for sources without one."""
+    return source_archive(wildcards) or None
+
+
 def source_archive(wildcards):
     """The downloaded archive of an NQG or IWSLT14 task (download_source); other sources need none."""
     if gold_sources.needs_download(source_settings(wildcards)):
-        return f"results/downloads/{wildcards.task}/source_archive"
+        return path(ARCHIVE, task=wildcards.task)
     return []
 
 
@@ -164,16 +207,16 @@ def fetch_inputs(wildcards):
     for task in EXPERIMENT["tasks"]:
         source = canonical_task(task)["source"]
         if gold_sources.needs_download(source):
-            inputs.append(f"results/downloads/{task}/source_archive")
+            inputs.append(path(ARCHIVE, task=task))
         elif gold_sources.reads_hub(source):
-            inputs.append(f"results/data/{task}/train.jsonl")
+            inputs.append(path(DATA, task=task, split="train"))
     return inputs
 
 
 def tokenizer_input(wildcards):
     """Models built from scratch need the task's trained tokenizer; pretrained ones bring their own."""
     if gold_views.uses_trained_tokenizer(task_settings(wildcards)):
-        return f"results/tokenizers/{wildcards.task}"
+        return path(TOKENIZER, task=wildcards.task)
     return []
 
 
@@ -182,7 +225,7 @@ def reward_cache_input(wildcards):
     task = task_settings(wildcards)
     reward = task["objectives"][wildcards.objective]["reward"]
     if reward != "delta" and task["gold"]["rewards"] == "cached":
-        return f"results/rewards/{wildcards.task}/seed{wildcards.seed}/train.parquet"
+        return path(REWARDS, task=wildcards.task, seed=wildcards.seed)
     return []
 
 
@@ -205,9 +248,9 @@ def evaluated_runs(split):
 
 def run_files(split, kind):
     """The generation or score file of each run of `split`, as output patterns of its evaluate rule."""
-    suffix = {"generations": "jsonl", "scores": "json"}[kind]
+    template = {"generations": GENERATIONS, "scores": SCORES}[kind]
     return [
-        f"results/{kind}/{{task}}/{{objective}}/seed{{seed}}/{split}/{decoder}/sample{sample}.{suffix}"
+        path(template, split=split, decoder=decoder, sample=sample)
         for decoder, sample in evaluated_runs(split)
     ]
 
@@ -253,7 +296,7 @@ def explain_unknown_run(wildcards):
 def trained_models(wildcards):
     """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
     return {
-        f"{objective}/{seed}": f"results/models/{wildcards.task}/{objective}/seed{seed}"
+        f"{objective}/{seed}": path(MODEL, task=wildcards.task, objective=objective, seed=seed)
         for objective in EXPERIMENT["objectives"]
         for seed in EXPERIMENT["seeds"]
     }
@@ -262,7 +305,15 @@ def trained_models(wildcards):
 def score_files(split, decoders):
     """Score files of every task x objective x seed x decoder x sampling run (one run per deterministic decoder)."""
     return [
-        f"results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json"
+        path(
+            SCORES,
+            task=task,
+            objective=objective,
+            seed=seed,
+            split=split,
+            decoder=decoder,
+            sample=sample,
+        )
         for task in EXPERIMENT["tasks"]
         for objective in EXPERIMENT["objectives"]
         for seed in EXPERIMENT["seeds"]
@@ -282,7 +333,15 @@ def sweep_scores(wildcards):
 def analysed_generations(task, objective, seed, samples):
     """Generation files of the analysed split and decoder for one model, one per sampling run in `samples`."""
     return [
-        f"results/generations/{task}/{objective}/seed{seed}/{ANALYSIS['split']}/{ANALYSIS['decoder']}/sample{sample}.jsonl"
+        path(
+            GENERATIONS,
+            task=task,
+            objective=objective,
+            seed=seed,
+            split=ANALYSIS["split"],
+            decoder=ANALYSIS["decoder"],
+            sample=sample,
+        )
         for sample in samples
     ]
 
@@ -299,20 +358,34 @@ def analysis_generations(wildcards):
 def analysis_token_nll(wildcards):
     """Teacher-forced token NLL on the analysis split, one file per objective (analysis seed)."""
     return {
-        objective: f"results/token_nll/{wildcards.task}/{objective}/seed{ANALYSIS['seed']}/{ANALYSIS['split']}.parquet"
+        objective: path(
+            TOKEN_NLL,
+            task=wildcards.task,
+            objective=objective,
+            seed=ANALYSIS["seed"],
+            split=ANALYSIS["split"],
+        )
         for objective in EXPERIMENT["objectives"]
     }
 
 
-def diversity_generations(wildcards):
-    """The analysed decoder's outputs for every objective, seed and sampling run."""
-    runs = gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])
+def diversity_runs(wildcards):
+    """The analysed decoder's runs for every objective, seed and sampling run, each with its labels."""
     return [
-        path
+        {
+            "objective": objective,
+            "seed": seed,
+            "sample": sample,
+            "generations": analysed_generations(wildcards.task, objective, seed, [sample])[0],
+        }
         for objective in EXPERIMENT["objectives"]
         for seed in EXPERIMENT["seeds"]
-        for path in analysed_generations(wildcards.task, objective, seed, runs)
+        for sample in gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])
     ]
+
+
+def diversity_generations(wildcards):
+    return [run["generations"] for run in diversity_runs(wildcards)]
 
 
 def pairwise_generations(wildcards):
@@ -326,7 +399,7 @@ def pairwise_generations(wildcards):
 
 
 def per_task(pattern):
-    """One output per task of the experiment, e.g. per_task("results/figures/{task}/nll_histogram.png")."""
+    """One output per task of the experiment, e.g. per_task(rules.nll_histogram.output.figure)."""
     return expand(pattern, task=EXPERIMENT["tasks"])
 
 
@@ -334,6 +407,15 @@ def per_task(pattern):
 def stage_request(task, stage):
     """GPUs, memory and runtime of a stage for a task (gold_textgen.workflow.resources), worked out once per run."""
     return gold_resources.stage_request(gold_views.task_config(config, task), stage)
+
+
+def requested_threads(stage):
+    """A stage's CPU threads for the job's task (torch intra-op threads; beside GPUs, data loading)."""
+
+    def threads(wildcards):
+        return stage_request(wildcards.task, stage)["threads"]
+
+    return threads
 
 
 def requested(stage, key):
@@ -401,8 +483,16 @@ def paper_comparison_runs(wildcards):
             "task": task,
             "objective": objective,
             "seed": seed,
-            "generations": f"results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl",
-            "nll": f"results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet",
+            "generations": path(
+                GENERATIONS,
+                task=task,
+                objective=objective,
+                seed=seed,
+                split=split,
+                decoder=decoder,
+                sample=sample,
+            ),
+            "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
         }
         for task in compared_tasks()
         for objective in EXPERIMENT["objectives"]
@@ -413,7 +503,7 @@ def paper_comparison_runs(wildcards):
             "task": task,
             "objective": "lead3",
             "seed": 0,
-            "generations": f"results/baselines/{task}/lead3/{split}.jsonl",
+            "generations": path(LEAD3_GENERATIONS, task=task, split=split),
             "nll": None,
         }
         for task in lead3_tasks(compared_tasks())
@@ -430,24 +520,25 @@ def paper_comparison_inputs(wildcards):
 
 
 def final_outputs(wildcards):
-    """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports."""
-    outputs = ["results/tables/main.csv", "results/tables/table1_main.csv"]
+    """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports (each
+    named by its rule's own output, so the path is written once)."""
+    outputs = [rules.main_table.output.csv, rules.table1.output.csv]
     if EXPERIMENT["sweep_decoders"]:
-        outputs.append("results/tables/table2_decoding.csv")
-    outputs += per_task("results/figures/{task}/nll_histogram.png")
-    outputs += per_task("results/figures/{task}/nll_by_time_step.png")
-    outputs += per_task("results/figures/{task}/exposure_bias.png")
-    outputs += per_task("results/tables/{task}/diversity.csv")
-    outputs += per_task("results/figures/{task}/training_curves.png")
+        outputs.append(rules.table2.output.csv)
+    outputs += per_task(rules.nll_histogram.output.figure)
+    outputs += per_task(rules.nll_by_time_step.output.figure)
+    outputs += per_task(rules.exposure_bias.output.figure)
+    outputs += per_task(rules.diversity.output.csv)
+    outputs += per_task(rules.training_curves.output.figure)
     if compared_tasks():
-        outputs.append("results/tables/paper_comparison.csv")
+        outputs.append(rules.paper_comparison.output.csv)
     outputs += [
-        f"results/baselines/{task}/lead3/{EXPERIMENT['eval_split']}.json"
+        path(LEAD3_SCORES, task=task, split=EXPERIMENT["eval_split"])
         for task in lead3_tasks(EXPERIMENT["tasks"])
     ]
     if "mle" in EXPERIMENT["objectives"] and ANALYSIS["gold_objective"] is not None:
-        outputs += per_task("results/tables/{task}/examples.md")
-        outputs += per_task("results/human_eval/{task}/sheet.csv")
+        outputs += per_task(rules.examples.output.markdown)
+        outputs += per_task(rules.human_eval_sheet.output.sheet)
     return outputs
 
 

@@ -19,14 +19,14 @@ rule fetch:
 # snakemake --cores 1 results/downloads/iwslt14/source_archive
 rule download_source:
     output:
-        "results/downloads/{task}/source_archive",
+        ARCHIVE,
     log:
         "logs/download_source/{task}.log",
     benchmark:
         "logs/benchmarks/download_source/{task}.tsv"
     params:
-        url=lambda wildcards: source_settings(wildcards)["url"],
-        checksum=lambda wildcards: source_settings(wildcards).get("checksum"),
+        url=source_url,
+        checksum=source_checksum,
     script:
         "../workflow_scripts/download_source.py"
 
@@ -37,7 +37,7 @@ rule prepare_dataset:
         files=local_source_files,
         archive=source_archive,
     output:
-        expand("results/data/{{task}}/{split}.jsonl", split=SPLITS),
+        expand(DATA, split=SPLITS, allow_missing=True),
     log:
         "logs/prepare_dataset/{task}.log",
     benchmark:
@@ -48,7 +48,7 @@ rule prepare_dataset:
     params:
         source=source_settings,
         splits=SPLITS,
-        archive=lambda wildcards: source_archive(wildcards) or None,
+        archive=source_archive_or_none,
     script:
         "../workflow_scripts/prepare_dataset.py"
 
@@ -56,9 +56,9 @@ rule prepare_dataset:
 # snakemake --cores 1 results/tokenizers/demo
 rule train_tokenizer:
     input:
-        "results/data/{task}/train.jsonl",
+        path(DATA, split="train"),
     output:
-        directory("results/tokenizers/{task}"),
+        directory(TOKENIZER),
     log:
         "logs/train_tokenizer/{task}.log",
     benchmark:

@@ -10,17 +10,17 @@ for split in EVALUATED_SPLITS:
         name:
             f"evaluate_{split}"
         input:
-            model="results/models/{task}/{objective}/seed{seed}",
-            data=f"results/data/{{task}}/{split}.jsonl",
+            model=MODEL,
+            data=path(DATA, split=split),
         output:
-            nll=f"results/token_nll/{{task}}/{{objective}}/seed{{seed}}/{split}.parquet",
+            nll=path(TOKEN_NLL, split=split),
             generations=run_files(split, "generations"),
             scores=run_files(split, "scores"),
         log:
             f"logs/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log",
         benchmark:
             f"logs/benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
-        threads: config["threads"]["decode"]
+        threads: requested_threads("evaluate")
         resources:
             gpu=requested("evaluate", "gpu"),
             mem_mb=requested("evaluate", "mem_mb"),
@@ -50,10 +50,10 @@ rule unknown_run:
 # snakemake --cores 1 results/baselines/cnndm/lead3/test.json
 rule lead3:
     input:
-        "results/data/{task}/{split}.jsonl",
+        DATA,
     output:
-        generations="results/baselines/{task}/lead3/{split}.jsonl",
-        scores="results/baselines/{task}/lead3/{split}.json",
+        generations=LEAD3_GENERATIONS,
+        scores=LEAD3_SCORES,
     log:
         "logs/lead3/{task}/{split}.log",
     benchmark:

@@ -97,8 +97,6 @@ rule paper_comparison:
         paper_results=paper_results,
         scoring=experiment_scoring,
         our_models=compared_models,
-        bootstrap={
-            key: ANALYSIS[key] for key in ("bootstrap_resamples", "confidence", "seed_of_samples")
-        },
+        bootstrap=analysis_view("paper_comparison"),
     script:
         "../workflow_scripts/paper_comparison.py"

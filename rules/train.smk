@@ -5,24 +5,24 @@
 # snakemake --cores 2 results/models/demo/mle/seed1
 rule train_mle:
     input:
-        train="results/data/{task}/train.jsonl",
-        valid="results/data/{task}/valid.jsonl",
+        train=path(DATA, split="train"),
+        valid=path(DATA, split="valid"),
         tokenizer=tokenizer_input,
     output:
-        directory("results/models/{task}/mle/seed{seed}"),
+        directory(path(MODEL, objective="mle")),
     log:
         "logs/train_mle/{task}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/train_mle/{task}/seed{seed}.tsv"
-    threads: config["threads"]["train"]
+    threads: requested_threads("train_mle")
     resources:
         gpu=requested("train_mle", "gpu"),
         mem_mb=requested("train_mle", "mem_mb"),
         runtime=requested("train_mle", "runtime"),
     params:
         task=training_settings,
-        checkpoint_dir="results/checkpoints/{task}/mle/seed{seed}",
-        run_dir="results/runs/{task}/mle/seed{seed}",
+        checkpoint_dir=path(CHECKPOINTS, objective="mle"),
+        run_dir=path(TRAINING_LOG, objective="mle"),
     script:
         "../workflow_scripts/train_mle.py"
 
@@ -30,15 +30,15 @@ rule train_mle:
 # snakemake --cores 2 results/rewards/demo/seed1/train.parquet
 rule cache_rewards:
     input:
-        model="results/models/{task}/mle/seed{seed}",
-        data="results/data/{task}/train.jsonl",
+        model=path(MODEL, objective="mle"),
+        data=path(DATA, split="train"),
     output:
-        "results/rewards/{task}/seed{seed}/train.parquet",
+        REWARDS,
     log:
         "logs/cache_rewards/{task}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/cache_rewards/{task}/seed{seed}.tsv"
-    threads: config["threads"]["decode"]
+    threads: requested_threads("cache_rewards")
     resources:
         gpu=requested("cache_rewards", "gpu"),
         mem_mb=requested("cache_rewards", "mem_mb"),
@@ -53,26 +53,26 @@ rule cache_rewards:
 # snakemake --cores 2 results/models/demo/gold_s/seed1
 rule train_gold:
     input:
-        train="results/data/{task}/train.jsonl",
-        valid="results/data/{task}/valid.jsonl",
-        mle="results/models/{task}/mle/seed{seed}",
+        train=path(DATA, split="train"),
+        valid=path(DATA, split="valid"),
+        mle=path(MODEL, objective="mle"),
         rewards=reward_cache_input,
     output:
-        directory("results/models/{task}/{objective}/seed{seed}"),
+        directory(MODEL),
     log:
         "logs/train_gold/{task}/{objective}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/train_gold/{task}/{objective}/seed{seed}.tsv"
     wildcard_constraints:
         objective="gold_[a-z0-9_]+",
-    threads: config["threads"]["train"]
+    threads: requested_threads("train_gold")
     resources:
         gpu=requested("train_gold", "gpu"),
         mem_mb=requested("train_gold", "mem_mb"),
         runtime=requested("train_gold", "runtime"),
     params:
         task=training_settings,
-        checkpoint_dir="results/checkpoints/{task}/{objective}/seed{seed}",
-        run_dir="results/runs/{task}/{objective}/seed{seed}",
+        checkpoint_dir=CHECKPOINTS,
+        run_dir=TRAINING_LOG,
     script:
         "../workflow_scripts/train_gold.py"

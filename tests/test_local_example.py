@@ -19,7 +19,6 @@ SIZES = {"train": 300, "valid": 30, "test": 30}
 TEST_SIZED = {
     "experiment": {"seeds": [1]},
     "analysis": {"num_examples": 3, "human_eval_items": 10, "bootstrap_resamples": 200},
-    "threads": {"train": 1, "decode": 1},
     "tasks": {
         "my_corpus": {
             "max_source_length": 24,

@@ -13,7 +13,7 @@ from transformers import TrainerCallback
 from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
-from gold_textgen.training.checkpoints import COMPLETE_FILE, resume_point
+from gold_textgen.training.checkpoints import COMPLETE_FILE, claim_checkpoints
 from gold_textgen.training.gold import train_gold
 from gold_textgen.training.gold_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.mle import train_mle
@@ -183,14 +183,14 @@ def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_p
 def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path):
     identity = {"settings": {"lr": 1}, "inputs": {"train": "abc"}}
     (tmp_path / "checkpoint-10").mkdir(parents=True)
-    assert resume_point(tmp_path, identity) is None  # no fingerprint: unknown origin, start over
+    assert claim_checkpoints(tmp_path, identity) is None  # no fingerprint: unknown origin, start over
     assert not (tmp_path / "checkpoint-10").exists()
     for step in (10, 20):
         (tmp_path / f"checkpoint-{step}").mkdir()
     (tmp_path / "checkpoint-10" / COMPLETE_FILE).write_text("{}")
-    assert resume_point(tmp_path, identity).endswith("checkpoint-10")  # 20 was never completed
+    assert claim_checkpoints(tmp_path, identity).endswith("checkpoint-10")  # 20 was never completed
     assert not (tmp_path / "checkpoint-20").exists()
-    assert resume_point(tmp_path, {**identity, "inputs": {"train": "abd"}}) is None
+    assert claim_checkpoints(tmp_path, {**identity, "inputs": {"train": "abd"}}) is None
     assert not (tmp_path / "checkpoint-10").exists()
 
 

@@ -1,9 +1,9 @@
-"""Snakemake adapter: rule diversity -> gold_textgen.analysis.rule_outputs.diversity."""
+"""Snakemake adapter: rule diversity -> gold_textgen.analysis.rule_outputs.write_diversity."""
 
-from gold_textgen.analysis.rule_outputs import diversity
+from gold_textgen.analysis.rule_outputs import write_diversity
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    table = diversity(list(snakemake.input.generations), snakemake.input.data, snakemake.output.csv, snakemake.params.max_order)
+    table = write_diversity(snakemake.params.runs, snakemake.input.data, snakemake.output.csv, snakemake.params.analysis["max_ngram"])
     write_html_table(snakemake.output.html, table, f"Diversity: {snakemake.wildcards.task}", labels=4)

@@ -1,7 +1,7 @@
-"""Snakemake adapter: rule nll_by_time_step -> gold_textgen.analysis.rule_outputs.nll_by_time_step."""
+"""Snakemake adapter: rule nll_by_time_step -> gold_textgen.analysis.rule_outputs.write_nll_by_time_step."""
 
-from gold_textgen.analysis.rule_outputs import nll_by_time_step
+from gold_textgen.analysis.rule_outputs import write_nll_by_time_step
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    nll_by_time_step(dict(snakemake.input.items()), snakemake.output.figure, snakemake.output.stats, snakemake.params.analysis)
+    write_nll_by_time_step(dict(snakemake.input.items()), snakemake.output.figure, snakemake.output.stats, snakemake.params.analysis)

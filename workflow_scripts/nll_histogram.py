@@ -1,7 +1,7 @@
-"""Snakemake adapter: rule nll_histogram -> gold_textgen.analysis.rule_outputs.nll_histogram."""
+"""Snakemake adapter: rule nll_histogram -> gold_textgen.analysis.rule_outputs.write_nll_histogram."""
 
-from gold_textgen.analysis.rule_outputs import nll_histogram
+from gold_textgen.analysis.rule_outputs import write_nll_histogram
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    nll_histogram(dict(snakemake.input.items()), snakemake.output.figure, snakemake.output.summary)
+    write_nll_histogram(dict(snakemake.input.items()), snakemake.output.figure, snakemake.output.summary)

@@ -14,7 +14,7 @@ with log_to_file(snakemake.log[0]):
         {task: OurModel(**model) for task, model in snakemake.params.our_models.items()},
         resamples=bootstrap["bootstrap_resamples"],
         confidence=bootstrap["confidence"],
-        seed=bootstrap["seed_of_samples"],
+        seed=bootstrap["draw_seed"],
     )
     write_csv(snakemake.output.csv, table, float_format="%.4f")
     write_text(snakemake.output.markdown, to_markdown(table))

@@ -1,5 +1,5 @@
-"""File-level entry points of the analysis rules: read the inputs the rule names, compute with the
-analysis modules, write tables and figures atomically."""
+"""File-level entry points of the analysis rules (`write_<rule>`): read the inputs the rule names, compute
+with the analysis modules, write tables and figures atomically."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _read_tables(paths: Paths) -> dict[str, pd.DataFrame]:
     return {name: pd.read_parquet(path) for name, path in paths.items()}
 
 
-def nll_histogram(nll_paths: Paths, figure_path, summary_path) -> pd.DataFrame:
+def write_nll_histogram(nll_paths: Paths, figure_path, summary_path) -> pd.DataFrame:
     tables = _read_tables(nll_paths)
     summary = nll_distribution_summary(tables)
     write_csv(summary_path, summary, float_format="%.4f")
@@ -31,20 +31,20 @@ def nll_histogram(nll_paths: Paths, figure_path, summary_path) -> pd.DataFrame:
     return summary
 
 
-def nll_by_time_step(nll_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
-    stats = by_time_step(_read_tables(nll_paths), analysis["bootstrap_resamples"], analysis["confidence"], analysis["seed_of_samples"])
+def write_nll_by_time_step(nll_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
+    stats = by_time_step(_read_tables(nll_paths), analysis["bootstrap_resamples"], analysis["confidence"], analysis["draw_seed"])
     write_csv(stats_path, stats, float_format="%.4f")
     figures.nll_by_time_step(stats, figure_path, analysis["confidence"])
     return stats
 
 
-def exposure_bias(generation_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
+def write_exposure_bias(generation_paths: Paths, figure_path, stats_path, analysis: dict) -> pd.DataFrame:
     generations = {name: read_jsonl(path) for name, path in generation_paths.items()}
     edges = length_bin_edges([len(g["hypothesis"].split()) for outputs in generations.values() for g in outputs], num_bins=8)
     parts = []
     for name, outputs in generations.items():
         stats = bleu_by_length(
-            outputs, edges, resamples=analysis["bootstrap_resamples"], confidence=analysis["confidence"], seed=analysis["seed_of_samples"]
+            outputs, edges, resamples=analysis["bootstrap_resamples"], confidence=analysis["confidence"], seed=analysis["draw_seed"]
         )
         parts.append(stats.assign(objective=name))
     stats = pd.concat(parts, ignore_index=True)
@@ -53,8 +53,8 @@ def exposure_bias(generation_paths: Paths, figure_path, stats_path, analysis: di
     return stats
 
 
-def diversity(generation_paths: Sequence[str | Path], data_path, output_path, max_order: int) -> pd.DataFrame:
-    """One row per generation file (labelled by its objective, seed and sampling run) and one for the
+def write_diversity(runs: Sequence[Mapping], data_path, output_path, max_order: int) -> pd.DataFrame:
+    """One row per decoding run (`objective`, `seed`, `sample` and its `generations` file) and one for the
     references, in the order given."""
     records = read_jsonl(data_path)
     inputs = [r["source"] for r in records]
@@ -67,18 +67,17 @@ def diversity(generation_paths: Sequence[str | Path], data_path, output_path, ma
             **diversity_row([r["target"] for r in records], inputs, max_order),
         }
     ]
-    for path in generation_paths:
-        generations = read_jsonl(path)
+    for run in runs:
+        generations = read_jsonl(run["generations"])
         if [g["id"] for g in generations] != [r["id"] for r in records]:
-            raise ValueError(f"{path} does not cover the examples of {data_path} in order")
-        objective, seed, sample = _run_labels(Path(path))
+            raise ValueError(f"{run['generations']} does not cover the examples of {data_path} in order")
         texts = [g["hypothesis"] for g in generations]
         rows.append(
             {
-                "system": f"{objective}/seed{seed}",
-                "objective": objective,
-                "seed": seed,
-                "sample": sample,
+                "system": f"{run['objective']}/seed{run['seed']}",
+                "objective": run["objective"],
+                "seed": run["seed"],
+                "sample": run["sample"],
                 **diversity_row(texts, inputs, max_order),
             }
         )
@@ -87,25 +86,18 @@ def diversity(generation_paths: Sequence[str | Path], data_path, output_path, ma
     return frame
 
 
-def _run_labels(path: Path) -> tuple[str, int, int]:
-    """Objective, seed and sampling run of `results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{n}.jsonl`."""
-    sample = int(path.stem.removeprefix("sample"))
-    seed_dir = path.parents[2]
-    return seed_dir.parent.name, int(seed_dir.name.removeprefix("seed")), sample
-
-
-def examples(generation_paths: Paths, csv_path, markdown_path, analysis: dict) -> pd.DataFrame:
+def write_example_table(generation_paths: Paths, csv_path, markdown_path, analysis: dict) -> pd.DataFrame:
     generations = {objective_names.label(name): read_jsonl(path) for name, path in generation_paths.items()}
-    return write_examples(generations, analysis["num_examples"], analysis["seed_of_samples"], csv_path, markdown_path)
+    return write_examples(generations, analysis["num_examples"], analysis["draw_seed"], csv_path, markdown_path)
 
 
-def human_eval_sheet(generation_paths: Paths, sheet_path, key_path, analysis: dict) -> pd.DataFrame:
+def write_human_eval_sheet(generation_paths: Paths, sheet_path, key_path, analysis: dict) -> pd.DataFrame:
     """The pairwise sheet comparing the GOLD objective (`gold`) with MLE (`mle`)."""
     generations = {
         objective_names.label(analysis["gold_objective"]): read_jsonl(generation_paths["gold"]),
         "MLE": read_jsonl(generation_paths["mle"]),
     }
     system, baseline = generations
-    sheet, key = build_sheet(generations, system, baseline, analysis["human_eval_items"], analysis["seed_of_samples"])
+    sheet, key = build_sheet(generations, system, baseline, analysis["human_eval_items"], analysis["draw_seed"])
     write_sheet(sheet, key, sheet_path, key_path)
     return sheet

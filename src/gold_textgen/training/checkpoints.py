@@ -52,11 +52,12 @@ def _changed_parts(old: dict, new: dict) -> list[str]:
     return parts or ["the recorded identity's format"]
 
 
-def resume_point(checkpoint_dir: str | Path, identity: dict) -> str | None:
-    """The last complete checkpoint of a run with exactly this identity, or None (start fresh).
+def claim_checkpoints(checkpoint_dir: str | Path, identity: dict) -> str | None:
+    """Make `checkpoint_dir` this run's: return the last complete checkpoint of a run with exactly this
+    identity (None: start fresh), after removing checkpoints of another identity and incomplete ones and
+    recording this identity in the folder.
 
-    Checkpoints of another identity, and incomplete checkpoints, are removed (by the first process only;
-    the others of a multi-process run only read)."""
+    Only the first process removes and records; the others of a multi-process run only read."""
     checkpoint_dir = Path(checkpoint_dir)
     marker = checkpoint_dir / FINGERPRINT_FILE
     main = is_main_process()

@@ -31,7 +31,7 @@ from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
 from ..workflow.provenance import provenance
 from ..workflow.runtime import is_main_process, pick_device
-from .checkpoints import CheckpointCompletion, discard_checkpoints, resume_point, run_identity
+from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +165,7 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
 def resume_from(job: TrainingJob, inputs: dict[str, Path | None]) -> str | None:
     """The checkpoint this job resumes from (one of an identical earlier run: same settings, same `inputs`'
     contents), or None; a run that starts afresh starts its logger's folder afresh too."""
-    checkpoint = resume_point(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    checkpoint = claim_checkpoints(job.checkpoint_dir, run_identity(job_settings(job), inputs))
     if checkpoint is None and job.log_dir is not None and job.log_dir.exists() and is_main_process():
         shutil.rmtree(job.log_dir)
     return checkpoint

@@ -1,9 +1,9 @@
 """Default compute requests per workflow stage and task size: the `resources:` of each rule.
 
 These are runtime facts, not experiment facts, so they are not config keys: a task's size class follows
-from its model and data, and a cluster overrides any of them in its profile (`set-resources:`), where
-partition, account and GPU model belong too. Local runs ignore what they don't limit (`--resources gpu=N`
-caps concurrent GPU jobs on a workstation).
+from its model and data, and a run overrides any of them on the command line or in its profile
+(`--set-threads train_mle=2`, `set-resources:`, where partition, account and GPU model belong too).
+Local runs ignore what they don't limit (`--resources gpu=N` caps concurrent GPU jobs on a workstation).
 """
 
 from __future__ import annotations
@@ -13,31 +13,32 @@ from pathlib import Path
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
 GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "evaluate")
 
-# size class -> stage -> (GPUs, memory in MB, runtime in minutes). `small` is the demo (a 0.5M-parameter
-# model on 20k pairs: minutes), `medium` a from-scratch transformer on a real corpus (the IWSLT14 model:
+# size class -> stage -> (GPUs, CPU threads, memory in MB, runtime in minutes). `small` is the demo (a
+# 0.5M-parameter model on 20k pairs: minutes; one thread per job, since two such jobs side by side finish
+# sooner than one on two threads), `medium` a from-scratch transformer on a real corpus (the IWSLT14 model:
 # ~40M parameters on 160k pairs), `large` a pretrained model of BART-large's size (400M parameters; the
-# paper trained it on 4 GPUs for CNN/DM and XSum).
+# paper trained it on 4 GPUs for CNN/DM and XSum). Beside GPUs the threads collate and tokenise batches.
 REQUESTS = {
     "small": {
-        "train_mle": (1, 4000, 120),
-        "train_gold": (1, 4000, 60),
-        "cache_rewards": (1, 4000, 30),
-        "evaluate": (1, 4000, 60),
-        "cpu": (0, 2000, 30),
+        "train_mle": (1, 1, 4000, 120),
+        "train_gold": (1, 1, 4000, 60),
+        "cache_rewards": (1, 1, 4000, 30),
+        "evaluate": (1, 1, 4000, 60),
+        "cpu": (0, 1, 2000, 30),
     },
     "medium": {
-        "train_mle": (1, 32000, 1440),
-        "train_gold": (1, 32000, 720),
-        "cache_rewards": (1, 16000, 120),
-        "evaluate": (1, 16000, 480),
-        "cpu": (0, 8000, 120),
+        "train_mle": (1, 4, 32000, 1440),
+        "train_gold": (1, 4, 32000, 720),
+        "cache_rewards": (1, 2, 16000, 120),
+        "evaluate": (1, 4, 16000, 480),
+        "cpu": (0, 1, 8000, 120),
     },
     "large": {
-        "train_mle": (4, 128000, 2880),
-        "train_gold": (4, 128000, 1440),
-        "cache_rewards": (1, 64000, 240),
-        "evaluate": (1, 64000, 960),
-        "cpu": (0, 16000, 240),
+        "train_mle": (4, 8, 128000, 2880),
+        "train_gold": (4, 8, 128000, 1440),
+        "cache_rewards": (1, 4, 64000, 240),
+        "evaluate": (1, 4, 64000, 960),
+        "cpu": (0, 1, 16000, 240),
     },
 }
 LARGE_PARAMETERS = 200_000_000
@@ -80,6 +81,7 @@ def size_class(task: dict) -> str:
 
 
 def stage_request(task: dict, stage: str) -> dict:
-    """`{"gpu": n, "mem_mb": m, "runtime": minutes}` for one stage of one task (`cpu` for CPU-only rules)."""
-    gpus, mem_mb, runtime = REQUESTS[size_class(task)][stage if stage in GPU_STAGES else "cpu"]
-    return {"gpu": gpus, "mem_mb": mem_mb, "runtime": runtime}
+    """`{"gpu": n, "threads": t, "mem_mb": m, "runtime": minutes}` for one stage of one task (`cpu` for
+    CPU-only rules)."""
+    gpus, threads, mem_mb, runtime = REQUESTS[size_class(task)][stage if stage in GPU_STAGES else "cpu"]
+    return {"gpu": gpus, "threads": threads, "mem_mb": mem_mb, "runtime": runtime}

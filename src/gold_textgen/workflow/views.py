@@ -24,6 +24,23 @@ def analysis_settings(config: dict) -> dict:
     return analysis
 
 
+# The `analysis` settings each analysis rule reads (besides the split, decoder and seed its input files
+# already name): a rule's params hold only these, so changing `num_examples` reruns the examples alone.
+ANALYSIS_READS = {
+    "nll_by_time_step": ("bootstrap_resamples", "confidence", "draw_seed"),
+    "exposure_bias": ("bootstrap_resamples", "confidence", "draw_seed"),
+    "paper_comparison": ("bootstrap_resamples", "confidence", "draw_seed"),
+    "examples": ("num_examples", "draw_seed"),
+    "human_eval_sheet": ("gold_objective", "human_eval_items", "draw_seed"),
+    "diversity": ("max_ngram",),
+}
+
+
+def analysis_view(analysis: dict, rule: str) -> dict:
+    """The resolved `analysis` settings (analysis_settings) that `rule` reads."""
+    return {key: analysis[key] for key in ANALYSIS_READS[rule]}
+
+
 def task_config(config: dict, task: str) -> dict:
     """The settings of one task, with its name and `dev_search`, the resolved search of its `dev_decoder`
     (see dev_search); raises a ConfigError naming an unknown task."""
