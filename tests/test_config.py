@@ -8,7 +8,7 @@ from gold_textgen.data.sources import local_source_files
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.layers import config_layers, take_switched_sources, where_set
 from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import task_config, training_view
+from gold_textgen.workflow.views import ANALYSIS_READS, analysis_settings, analysis_view, decoder_view, task_config, training_view
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -163,3 +163,20 @@ def _merge(base: dict, update: dict) -> dict:
 
     update_config(base, update)
     return base
+
+
+def test_decoder_view_applies_the_tasks_overrides_and_leaves_out_the_run_count(config):
+    config["decoders"]["topk5"] = {"do_sample": True, "top_k": 5, "samples": 3}
+    config["tasks"]["demo"]["decoder_overrides"] = {"beam3": {"num_beams": 4}, "topk5": {"temperature": 0.5}}
+    validate_config(config)
+    assert decoder_view(config, "demo", "beam3") == {"num_beams": 4, "do_sample": False}
+    assert decoder_view(config, "demo", "topk5") == {"num_beams": 1, "do_sample": True, "top_k": 5, "temperature": 0.5}
+    assert decoder_view(config, "demo", "greedy") == {"num_beams": 1, "do_sample": False}
+    assert config["decoders"]["beam3"]["num_beams"] == 3  # the shared entry is left alone
+
+
+def test_each_analysis_rule_sees_only_the_settings_it_reads(config):
+    analysis = analysis_settings(validate_config(config))
+    changed = {**analysis, "num_examples": analysis["num_examples"] + 1}
+    affected = {rule for rule in ANALYSIS_READS if analysis_view(analysis, rule) != analysis_view(changed, rule)}
+    assert affected == {"examples"}

@@ -57,3 +57,35 @@ def test_sampling_is_seeded_and_top_k_one_is_greedy(tokenizer):
     assert top1 == greedy
     wide = generation_config(model, lengths, {"do_sample": True, "top_k": 30})
     assert generate_texts(model, tokenizer, sources, wide, 2, 16, 3) == generate_texts(model, tokenizer, sources, wide, 2, 16, 3)
+
+
+@pytest.mark.parametrize(
+    ("decoder", "expected"),
+    [
+        ({"num_beams": 1}, {"num_beams": 1, "do_sample": False}),
+        ({"num_beams": 4}, {"num_beams": 4, "do_sample": False}),
+        ({"do_sample": True, "top_k": 20}, {"num_beams": 1, "do_sample": True, "top_k": 20}),
+        ({"do_sample": True, "top_k": 0, "top_p": 0.9}, {"do_sample": True, "top_k": 0, "top_p": 0.9}),
+        ({"do_sample": True, "top_k": 5, "temperature": 0.7}, {"do_sample": True, "top_k": 5, "temperature": 0.7}),
+    ],
+)
+def test_every_decoder_setting_reaches_the_generation_config(tokenizer, decoder, expected):
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    generation = {**GENERATION, "length_penalty": 2.0, "no_repeat_ngram_size": 3}
+    before = model.generation_config.to_dict()
+    config = generation_config(model, generation, decoder)
+    assert {key: getattr(config, key) for key in expected} == expected
+    assert (config.length_penalty, config.no_repeat_ngram_size, config.num_return_sequences) == (2.0, 3, 1)
+    assert model.generation_config.to_dict() == before  # the model's own config is left alone
+
+
+def test_top_k_changes_what_sampling_produces(tokenizer):
+    """A decoder that dropped top_k would sample from the whole vocabulary: with top_k 1 sampling must
+    equal greedy search whatever the seed."""
+    torch.manual_seed(0)
+    model = build_scratch_model(TINY_MODEL, tokenizer)
+    greedy = generate_texts(model, tokenizer, WORDS[:6], generation_config(model, GENERATION, {"num_beams": 1}), 8, 16)
+    top1 = generation_config(model, GENERATION, {"do_sample": True, "top_k": 1})
+    wide = generation_config(model, GENERATION, {"do_sample": True, "top_k": 0})
+    assert generate_texts(model, tokenizer, WORDS[:6], top1, 8, 16, sample_seed=3) == greedy
+    assert any(generate_texts(model, tokenizer, WORDS[:6], wide, 8, 16, sample_seed=seed) != greedy for seed in range(3))

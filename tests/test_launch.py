@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+import torch
 from conftest import REPO, tiny_task
 from settings import TINY_MODEL
 
@@ -25,8 +27,11 @@ def test_job_survives_the_hand_over_to_the_workers(tiny_data, tmp_path):
     assert kind == "gold" and again == job and extra == {"mle_dir": tmp_path / "mle", "rewards_path": None}
 
 
-def test_cpu_runs_one_worker_whatever_the_gpu_request():
-    assert worker_count(4) == 1  # no CUDA device here
+@pytest.mark.parametrize(("visible", "requested", "workers"), [(0, 4, 1), (1, 4, 1), (8, 4, 4), (2, 4, 2), (8, 1, 1)])
+def test_one_worker_per_gpu_the_job_asked_for_and_can_see(monkeypatch, visible, requested, workers):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: visible > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: visible)
+    assert worker_count(requested) == workers
 
 
 def test_two_workers_train_one_model(tiny_data, tmp_path):

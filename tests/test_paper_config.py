@@ -10,7 +10,9 @@ from conftest import REPO, run_snakemake
 from test_workflow import job_counts
 
 from gold_textgen.training.trainer import accumulation_steps
+from gold_textgen.workflow.resources import size_class, stage_request
 from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
 
 PAPER = REPO / "configs" / "paper.yaml"
 TASKS, OBJECTIVES, SEEDS = 4, 4, 3
@@ -68,16 +70,25 @@ def test_splits_models_and_seeds_are_the_papers(paper):
     assert {t: paper["tasks"][t]["metric"] for t in expected} == {"nqg": "bleu", "cnndm": "rouge2", "xsum": "rouge2", "iwslt14": "bleu"}
 
 
-def test_every_training_setting_names_its_source():
-    """Each line inside a task's mle/gold/objectives/generation/source block carries a comment, and each
-    comment of a training setting cites [A], [script], [fairseq-bart], [fairseq-mt] or [choice] (or explains itself)."""
+SOURCE_TAG = re.compile(r"#.*\[(A|script|fairseq-bart|fairseq-mt|choice)\]")
+
+
+def test_every_training_and_decoding_setting_names_its_source():
+    """In each task: every setting of the mle and gold blocks carries a comment, every setting of an
+    objective (other than its `reward` kind) a comment, and the generation block a comment citing its
+    source ([A], [script], [fairseq-bart], [fairseq-mt] or [choice])."""
     block, missing = None, []
     for number, line in enumerate(PAPER.read_text().splitlines(), start=1):
         key = re.match(r"^    (\w+):", line)
         if key:
             block = key.group(1)
-        setting = re.match(r"^ {6,}\w+: \S", line)
-        if block in ("mle", "gold") and setting and "#" not in line:
+            if block == "generation" and not SOURCE_TAG.search(line):
+                missing.append(f"paper.yaml:{number}: {line.strip()} (no source cited)")
+        setting = re.match(r"^ {6,}(\w+): \S", line)
+        commented = "#" in line
+        if block in ("mle", "gold") and setting and not commented:
+            missing.append(f"paper.yaml:{number}: {line.strip()}")
+        if block == "objectives" and setting and setting.group(1) != "reward" and not commented:
             missing.append(f"paper.yaml:{number}: {line.strip()}")
     assert not missing, "settings without a source comment:\n" + "\n".join(missing)
 
@@ -107,3 +118,25 @@ def test_dev_selection_and_scoring_follow_the_papers_evaluation(paper):
     families = {(t, entry["table"]): entry["family"] for t in tasks for entry in tasks[t]["paper_results"]}
     assert families[("nqg", "1")] == families[("cnndm", "1")] == "recurrent"
     assert families[("nqg", "3")] == "transformer"
+
+
+def test_each_task_decodes_with_the_papers_beam_and_lengths(paper):
+    """The `paper` decoder resolved per task (decoder_view): NQG greedy [script], CNN/DM beam 4, XSum beam 6
+    [fairseq-bart], IWSLT14 beam 5 [fairseq-mt]; the sweep decoders are not overridden."""
+    beams = {task: decoder_view(paper, task, "paper")["num_beams"] for task in paper["experiment"]["tasks"]}
+    assert beams == {"nqg": 1, "cnndm": 4, "xsum": 6, "iwslt14": 5}
+    assert {task: decoder_view(paper, task, "beam5")["num_beams"] for task in beams} == dict.fromkeys(beams, 5)
+    lengths = {
+        task: (paper["tasks"][task]["generation"]["max_new_tokens"], paper["tasks"][task]["generation"]["min_new_tokens"]) for task in beams
+    }
+    assert lengths == {"nqg": (35, 5), "cnndm": (140, 55), "xsum": (60, 10), "iwslt14": (200, 1)}
+    assert decoding_view(task_config(paper, "cnndm"))["generation"]["length_penalty"] == 2.0
+
+
+def test_the_papers_tasks_get_the_resources_of_their_size(paper):
+    """BART-large fine-tuning: 4 GPUs and a day or two; the IWSLT14 transformer from scratch: one GPU."""
+    classes = {task: size_class(task_config(paper, task)) for task in paper["experiment"]["tasks"]}
+    assert classes == {"nqg": "large", "cnndm": "large", "xsum": "large", "iwslt14": "medium"}
+    assert stage_request(task_config(paper, "cnndm"), "train_mle")["gpu"] == 4
+    assert stage_request(task_config(paper, "iwslt14"), "train_mle")["gpu"] == 1
+    assert stage_request(task_config(paper, "iwslt14"), "table1") == stage_request(task_config(paper, "iwslt14"), "cpu")
