@@ -9,6 +9,10 @@
 #         [+ lead-3]
 #         -> tables (1, 2, comparison with the paper), figures, analyses.
 #   snakemake --report report.html              one self-contained report of every table and figure
+#
+# Results (templates at the top of rules/common.smk): DATA, TOKENIZER, MODEL (+ CHECKPOINTS, TRAINING_LOG),
+#         REWARDS, TOKEN_NLL, GENERATIONS, SCORES, LEAD3_*, then results/tables, figures, analysis,
+#         human_eval; every job's log under logs/{rule}/ and its timing under logs/benchmarks/{rule}/.
 
 
 from pathlib import Path
