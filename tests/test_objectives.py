@@ -10,9 +10,9 @@ from gold_textgen.objectives.gold import (
     delta_returns,
     importance_weights,
     per_token_rewards,
-    weighted_nll,
     windowed_returns,
 )
+from gold_textgen.objectives.weighted_nll import weighted_nll
 
 
 def test_importance_weight_is_floored_probability():

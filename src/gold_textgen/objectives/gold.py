@@ -14,8 +14,6 @@ with w_t and Q_t treated as constants (computed without gradient).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 
 REWARD_KINDS = ("delta", "p", "s")
@@ -83,37 +81,3 @@ def delta_returns(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> tor
     """GOLD-delta: reward 1 at the end of every demonstration and 0 elsewhere; with gamma = 1 every
     reference token's return is 1, so the objective reduces to the importance weights."""
     return mask.to(dtype)
-
-
-@dataclass
-class LossParts:
-    """Sums over real tokens; divide by the token count of the whole (accumulated) batch."""
-
-    loss_sum: torch.Tensor  # sum_t [(1 - eps) w_t Q_t nll_t + eps * smooth_t]; carries the gradient
-    nll_sum: torch.Tensor  # sum_t nll_t, unweighted and detached (for logging)
-    num_tokens: torch.Tensor
-
-
-def weighted_nll(
-    logprobs: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor, returns: torch.Tensor, label_smoothing: float = 0.0
-) -> LossParts:
-    """The GOLD loss -(1/N) sum_t w_t Q_t log pi_theta(y_t), as sums.
-
-    `logprobs` [B, T, V]: log-softmax of the policy being trained. `labels` [B, T]: reference ids, -100
-    at padding. `weights` and `returns` [B, T] are detached here whatever the caller passes: no gradient
-    flows into them. Label smoothing `eps` adds eps * mean_v(-log pi(v)) per token, unweighted, as in the
-    authors' code; with w = Q = 1 the whole is fairseq's label-smoothed cross-entropy.
-    """
-    mask = labels.ne(-100)
-    safe_labels = labels.clamp_min(0)
-    nll = -logprobs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
-    scale = (weights.detach() * returns.detach()).to(nll.dtype)
-    per_token = (1.0 - label_smoothing) * scale * nll
-    if label_smoothing > 0:
-        per_token = per_token + label_smoothing * (-logprobs.mean(dim=-1))
-    zero = torch.zeros((), dtype=nll.dtype, device=nll.device)
-    return LossParts(
-        loss_sum=torch.where(mask, per_token, zero).sum(),
-        nll_sum=torch.where(mask, nll, zero).sum().detach(),
-        num_tokens=mask.sum(),
-    )

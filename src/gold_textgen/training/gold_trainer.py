@@ -31,9 +31,9 @@ from ..objectives.gold import (
     delta_returns,
     importance_weights,
     per_token_rewards,
-    weighted_nll,
     windowed_returns,
 )
+from ..objectives.weighted_nll import weighted_nll
 from .samplers import EpochSeededSampling
 
 log = logging.getLogger(__name__)
