@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-STAGES = {"train_mle": "training", "cache_rewards": "training", "train_gold": "training", "evaluate": "evaluation"}
+STAGES = {"train_mle": "training", "cache_rewards": "training", "fine_tune": "training", "evaluate": "evaluation"}
 
 
 def job_seconds(workdir: Path) -> dict[str, float]:
@@ -36,7 +36,7 @@ def job_seconds(workdir: Path) -> dict[str, float]:
 
 
 # The rules that run a model (training, reward cache, evaluation per split).
-MODEL_RULES = ("train_mle", "train_gold", "cache_rewards", "evaluate_train", "evaluate_valid", "evaluate_test")
+MODEL_RULES = ("train_mle", "fine_tune", "cache_rewards", "evaluate_train", "evaluate_valid", "evaluate_test")
 
 
 def count_jobs(log_text: str) -> int:

@@ -25,7 +25,7 @@ from gold_textgen.data.seq2seq_batches import length_sorted_batches, tokenize_re
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model, count_parameters
-from gold_textgen.training.gold_trainer import GoldSettings, GoldTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, ObjectiveSettings, frozen_copy
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.runtime import seed_everything, set_threads
 from gold_textgen.workflow.schema import validate_config
@@ -75,10 +75,10 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
     smoothing = task["gold"]["label_smoothing"]
 
     def gold(rewards: str):
-        settings = GoldSettings.from_config({**task["gold"], **objective, "rewards": rewards})
+        settings = ObjectiveSettings.from_config({**task["gold"], **objective, "rewards": rewards})
         model = copy.deepcopy(policy)
         reward_model = frozen_copy(policy) if rewards == "online" else None
-        trainer = GoldTrainer(
+        trainer = FineTuneTrainer(
             model=model,
             args=_arguments(0.0, bf16),
             data_collator=collate,

@@ -94,7 +94,7 @@ def analysis_view(rule):
 
 wildcard_constraints:
     task="[A-Za-z0-9_-]+",
-    objective="mle|gold_[a-z0-9_]+",
+    objective="[a-z][a-z0-9_]*",
     seed=r"\d+",
     split="|".join(SPLITS),
     decoder="[A-Za-z0-9_-]+",
@@ -221,10 +221,11 @@ def tokenizer_input(wildcards):
 
 
 def reward_cache_input(wildcards):
-    """GOLD-p/s with cached rewards read the MLE model's reward cache; GOLD-delta and online rewards don't."""
+    """GOLD-p/s with cached rewards read the MLE model's reward cache; GOLD-delta, online rewards and the
+    peer objectives don't."""
     task = task_settings(wildcards)
-    reward = task["objectives"][wildcards.objective]["reward"]
-    if reward != "delta" and task["gold"]["rewards"] == "cached":
+    objective = task["objectives"][wildcards.objective]
+    if gold_views.uses_mle_rewards(objective) and task["gold"]["rewards"] == "cached":
         return path(REWARDS, task=wildcards.task, seed=wildcards.seed)
     return []
 
@@ -519,6 +520,11 @@ def paper_comparison_inputs(wildcards):
     }
 
 
+def per_task_diversity(wildcards):
+    """Each task's diversity table, in the order of experiment.tasks."""
+    return per_task(rules.diversity.output.csv)
+
+
 def final_outputs(wildcards):
     """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports (each
     named by its rule's own output, so the path is written once)."""
@@ -530,6 +536,7 @@ def final_outputs(wildcards):
     outputs += per_task(rules.exposure_bias.output.figure)
     outputs += per_task(rules.diversity.output.csv)
     outputs += per_task(rules.training_curves.output.figure)
+    outputs.append(rules.objectives_table.output.csv)
     if compared_tasks():
         outputs.append(rules.paper_comparison.output.csv)
     outputs += [

@@ -6,6 +6,7 @@ localrules:
     main_table,
     table1,
     table2,
+    objectives_table,
 
 
 # snakemake --cores 1 results/tables/main.csv
@@ -71,6 +72,36 @@ rule table2:
         decoders=EXPERIMENT["sweep_decoders"],
     script:
         "../workflow_scripts/table2.py"
+
+
+# snakemake --cores all results/tables/objectives.csv   (configs/objectives.yaml: GOLD beside its peers)
+rule objectives_table:
+    input:
+        scores=main_table_scores,
+        sweep=sweep_scores,
+        diversity=per_task_diversity,
+    output:
+        csv="results/tables/objectives.csv",
+        html=report(
+            "results/tables/objectives.html",
+            caption="../report/objectives.rst",
+            category="Tables",
+        ),
+        markdown="results/tables/objectives.md",
+        figure=report(
+            "results/figures/objectives.png",
+            caption="../report/objectives_figure.rst",
+            category="Figures",
+        ),
+    log:
+        "logs/objectives_table/objectives_table.log",
+    benchmark:
+        "logs/benchmarks/objectives_table/objectives_table.tsv"
+    params:
+        task_metrics=task_metrics,
+        tasks=EXPERIMENT["tasks"],
+    script:
+        "../workflow_scripts/objectives_table.py"
 
 
 # snakemake --cores all results/tables/paper_comparison.csv

@@ -1,4 +1,5 @@
-# Training: maximum likelihood from scratch or from a pretrained checkpoint.
+# Training: maximum likelihood from scratch or from a pretrained checkpoint, then fine-tuning from the MLE
+# model of each seed with every other objective (GOLD and its peers, rule fine_tune).
 # Trainer checkpoints go to results/checkpoints/ (outside the declared output) so a restarted job resumes.
 
 
@@ -50,8 +51,8 @@ rule cache_rewards:
         "../workflow_scripts/token_nll.py"
 
 
-# snakemake --cores 2 results/models/demo/gold_s/seed1
-rule train_gold:
+# snakemake --cores 2 results/models/demo/gold_s/seed1   (GOLD-s; likewise dft, tailr, ... with configs/objectives.yaml)
+rule fine_tune:
     input:
         train=path(DATA, split="train"),
         valid=path(DATA, split="valid"),
@@ -60,19 +61,19 @@ rule train_gold:
     output:
         directory(MODEL),
     log:
-        "logs/train_gold/{task}/{objective}/seed{seed}.log",
+        "logs/fine_tune/{task}/{objective}/seed{seed}.log",
     benchmark:
-        "logs/benchmarks/train_gold/{task}/{objective}/seed{seed}.tsv"
+        "logs/benchmarks/fine_tune/{task}/{objective}/seed{seed}.tsv"
     wildcard_constraints:
-        objective="gold_[a-z0-9_]+",
-    threads: requested_threads("train_gold")
+        objective=r"(?!mle\b)[a-z][a-z0-9_]*",  # every objective but mle
+    threads: requested_threads("fine_tune")
     resources:
-        gpu=requested("train_gold", "gpu"),
-        mem_mb=requested("train_gold", "mem_mb"),
-        runtime=requested("train_gold", "runtime"),
+        gpu=requested("fine_tune", "gpu"),
+        mem_mb=requested("fine_tune", "mem_mb"),
+        runtime=requested("fine_tune", "runtime"),
     params:
         task=training_settings,
         checkpoint_dir=CHECKPOINTS,
         run_dir=TRAINING_LOG,
     script:
-        "../workflow_scripts/train_gold.py"
+        "../workflow_scripts/fine_tune.py"

@@ -1,7 +1,7 @@
 """Complete settings objects for tests, from the schema's defaults (its only owner) plus what a test sets."""
 
 from gold_textgen.data.demo_task import DemoTaskSpec
-from gold_textgen.training.gold_trainer import GoldSettings
+from gold_textgen.training.fine_tune_trainer import ObjectiveSettings
 from gold_textgen.workflow.schema import defaults, load_schema
 
 # The smallest transformer the tests train: seconds on a CPU.
@@ -14,10 +14,10 @@ def demo_spec(**values) -> DemoTaskSpec:
     return DemoTaskSpec.from_config(defaults("synthetic_source", kind="synthetic", **values))
 
 
-def gold_settings(**values) -> GoldSettings:
+def objective_settings(**values) -> ObjectiveSettings:
     """A GOLD objective (`reward`, `min_weight`, ...) and the task's GOLD block (`sync_every`, ...), each with
     the schema's defaults except `values`."""
     objective_keys = set(load_schema()["$defs"]["objective"]["properties"])
     objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
     block = defaults("gold", **{k: v for k, v in values.items() if k not in objective_keys})
-    return GoldSettings.from_config({**block, **objective})
+    return ObjectiveSettings.from_config({**block, **objective})

@@ -1,4 +1,4 @@
-"""GoldTrainer wiring on a tiny model: cached and online rewards agree, pi_tilde syncs every k updates,
+"""FineTuneTrainer wiring on a tiny model: cached and online rewards agree, pi_tilde syncs every k updates,
 and the loss is normalised by the tokens of the whole accumulated update."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from settings import TINY_MODEL, demo_spec, gold_settings
+from settings import TINY_MODEL, demo_spec, objective_settings
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
 from gold_textgen.data.demo_task import generate_split
@@ -15,7 +15,14 @@ from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
-from gold_textgen.training.gold_trainer import REWARD_FIELD, GoldSettings, GoldTrainer, LaggedPolicySync, frozen_copy, token_logprobs
+from gold_textgen.training.fine_tune_trainer import (
+    REWARD_FIELD,
+    FineTuneTrainer,
+    LaggedPolicySync,
+    ObjectiveSettings,
+    frozen_copy,
+    token_logprobs,
+)
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.schema import load_schema
@@ -30,10 +37,10 @@ def setup():
     return records, tokenizer, model
 
 
-def make_trainer(tmp_path: Path, model, tokenizer, gold: GoldSettings, reward_model=None, **args) -> GoldTrainer:
+def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, reward_model=None, **args) -> FineTuneTrainer:
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False, **args)
     collator = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
-    return GoldTrainer(
+    return FineTuneTrainer(
         model=model,
         args=arguments,
         data_collator=collator,
@@ -52,8 +59,8 @@ def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
     collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     for reward in ("p", "s"):
         settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
-        cached = make_trainer(tmp_path, model, tokenizer, gold_settings(**settings, rewards="cached"))
-        online = make_trainer(tmp_path, model, tokenizer, gold_settings(**settings, rewards="online"), reward_model=frozen_copy(model))
+        cached = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="cached"))
+        online = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="online"), reward_model=frozen_copy(model))
         model.train()
         with torch.no_grad():
             batch = collate([cached_set[i] for i in range(8)])
@@ -95,7 +102,7 @@ def test_loss_is_normalised_by_the_tokens_of_the_whole_update(setup, tmp_path):
     records, tokenizer, model = setup
     dataset = tokenize_records(records, tokenizer, 12, 12)
     collate = DataCollatorForSeq2Seq(tokenizer, model=model)
-    trainer = make_trainer(tmp_path, model, tokenizer, gold_settings(reward="delta"))
+    trainer = make_trainer(tmp_path, model, tokenizer, objective_settings(reward="delta"))
     model.train()
     batch = collate([dataset[i] for i in range(6)])
     tokens = int(batch["labels"].ne(-100).sum())
@@ -109,7 +116,7 @@ def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
     records, tokenizer, model = setup
     dataset = tokenize_records(records, tokenizer, 12, 12)
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
-    trainer = make_trainer(tmp_path, model, tokenizer, gold_settings(reward="delta", min_weight=0.0, label_smoothing=0.0))
+    trainer = make_trainer(tmp_path, model, tokenizer, objective_settings(reward="delta", min_weight=0.0, label_smoothing=0.0))
     model.eval()  # no dropout anyway; compare against a hand computation
     inputs = {k: v for k, v in batch.items() if k != "labels"}
     with torch.no_grad():
@@ -123,9 +130,9 @@ def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
 
 def test_settings_are_range_checked_by_the_schema():
     with pytest.raises(ConfigError, match="min_weight"):
-        gold_settings(reward="s", min_weight=2.0)
+        objective_settings(reward="s", min_weight=2.0)
     with pytest.raises(ConfigError, match="reward"):
-        gold_settings(reward="bleu")
+        objective_settings(reward="bleu")
 
 
 def test_the_schema_offers_exactly_the_reward_kinds_the_objective_computes():

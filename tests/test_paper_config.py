@@ -26,7 +26,7 @@ EXPECTED_JOBS = {
     "train_tokenizer": 1,  # IWSLT14's joint BPE; the BART tasks use BART's tokenizer
     "train_mle": TASKS * SEEDS,
     "cache_rewards": TASKS * SEEDS,
-    "train_gold": TASKS * (OBJECTIVES - 1) * SEEDS,
+    "fine_tune": TASKS * (OBJECTIVES - 1) * SEEDS,
     "evaluate_test": MODELS,
     "evaluate_valid": MODELS,
     "main_table": 1,

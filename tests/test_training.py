@@ -14,12 +14,13 @@ from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
 from gold_textgen.training.checkpoints import COMPLETE_FILE, claim_checkpoints
-from gold_textgen.training.gold import train_gold
-from gold_textgen.training.gold_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
+from gold_textgen.training.fine_tune import fine_tune
+from gold_textgen.training.fine_tune_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
 from gold_textgen.training.trainer import TrainingJob
 from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.schema import defaults
 
 
 def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
@@ -73,7 +74,12 @@ def gold_setup(tiny_data, tmp_path):
     task["mle"].update(max_steps=8)
     task["gold"].update(max_steps=12, eval_steps=3, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=4)
     task["gold"]["early_stopping_patience"] = 100
-    task["objectives"] = {"gold_s": {"reward": "s", "floor": 0.1, "baseline": 0.0, "min_weight": 0.1}}
+    task["objectives"] = {
+        "gold_s": defaults("objective", reward="s", floor=0.1, min_weight=0.1),
+        # a cut-off computed before the first checkpoint and recomputed between the interruptions
+        "loss_truncation": defaults("objective", loss="loss_truncation", drop_fraction=0.25, warmup=32, window=40),
+        "dft": defaults("objective", loss="dft"),
+    }
     mle = TrainingJob(
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
     )
@@ -90,12 +96,27 @@ def run_job(base: TrainingJob, rewards: Path, objective: str, name: str, callbac
     if objective == "mle":
         train_mle(job)
     else:
-        train_gold(job, base.output_dir, rewards)
+        fine_tune(job, base.output_dir, rewards)
     return root / name
 
 
 def training_losses(model_dir: Path) -> list[tuple[int, float]]:
     return [(e["step"], e["loss"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "loss" in e]
+
+
+@pytest.mark.parametrize("objective", ["loss_truncation", "dft"])
+def test_a_peer_objective_interrupted_resumes_to_the_uninterrupted_model(gold_setup, objective):
+    mle, rewards = gold_setup
+    straight = run_job(mle, rewards, objective, "straight")
+    with pytest.raises(RuntimeError, match="killed after checkpoint-6"):
+        run_job(mle, rewards, objective, "interrupted", callbacks=(CrashAfterCheckpoint(6),))
+    resumed = run_job(mle, rewards, objective, "interrupted")
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] == "checkpoint-6"
+    assert training_losses(resumed) == training_losses(straight)
+    assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
+    history = json.loads((straight / "log_history.json").read_text())
+    if objective == "loss_truncation":  # examples were dropped: the mean weight fell below 1
+        assert min(e["mean_weight"] for e in history if "mean_weight" in e) < 1.0
 
 
 def test_gold_interrupted_three_times_ends_with_the_uninterrupted_model(gold_setup):
@@ -238,7 +259,7 @@ def test_training_writes_tensorboard_curves_with_golds_own_scalars(gold_setup, m
         **{**mle.__dict__, "objective": "gold_s", "output_dir": runs.parent / "tb", "checkpoint_dir": runs.parent / "ckpt-tb"},
     )
     job.log_dir, job.logger = runs / "gold_s" / "seed1", "tensorboard"
-    train_gold(job, mle.output_dir, rewards)
+    fine_tune(job, mle.output_dir, rewards)
     events = EventAccumulator(str(job.log_dir))
     events.Reload()
     scalars = set(events.Tags()["scalars"])

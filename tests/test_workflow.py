@@ -25,7 +25,7 @@ EXPECTED_JOBS = {
     "train_tokenizer": 1,
     "train_mle": 2,
     "cache_rewards": 2,
-    "train_gold": 6,
+    "fine_tune": 6,
     "evaluate_test": 8,
     "evaluate_valid": 8,
     "main_table": 1,
@@ -40,7 +40,7 @@ EXPECTED_JOBS = {
     "training_curves": 1,
     "all": 1,
 }
-TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "train_gold"}
+TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "fine_tune"}
 
 
 def job_counts(dry_run_output: str) -> dict[str, int]:
@@ -61,13 +61,13 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
     assert counts["train_mle"] == counts["cache_rewards"] == 3
     # 12 models, each decoded on test (greedy) and in the sweep: greedy, beam3, beam5, topk5 x 2 (smoke), topk20 x 3
-    assert counts["train_gold"] == 9 and counts["evaluate_test"] == counts["evaluate_valid"] == 12
+    assert counts["fine_tune"] == 9 and counts["evaluate_test"] == counts["evaluate_valid"] == 12
     assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
 
 
 def test_one_objective_and_seed_is_a_partial_target(tmp_path):
     counts = job_counts(run_snakemake(tmp_path, "results/models/demo/gold_p/seed2", "-n", "--quiet", "rules").stdout)
-    assert counts == {"prepare_dataset": 1, "train_tokenizer": 1, "train_mle": 1, "cache_rewards": 1, "train_gold": 1}
+    assert counts == {"prepare_dataset": 1, "train_tokenizer": 1, "train_mle": 1, "cache_rewards": 1, "fine_tune": 1}
 
 
 def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_config):
@@ -136,8 +136,8 @@ EXPECTED_FILES = [
     "results/scores/demo/gold_s/seed1/test/greedy/sample0.json",
     "results/tables/table1_main.csv",
     "results/tables/table1_main.md",
-    "logs/train_gold/demo/gold_s/seed1.log",
-    "logs/benchmarks/train_gold/demo/gold_s/seed1.tsv",
+    "logs/fine_tune/demo/gold_s/seed1.log",
+    "logs/benchmarks/fine_tune/demo/gold_s/seed1.tsv",
     "results/generations/demo/mle/seed1/test/greedy/sample0.jsonl",
     "results/token_nll/demo/mle/seed1/test.parquet",
     "results/scores/demo/mle/seed1/test/greedy/sample0.json",
@@ -182,8 +182,8 @@ def test_outputs_hold_what_their_readers_expect(tiny_run):
     provenance = json.loads((tiny_run / "results/models/demo/gold_s/seed1/provenance.json").read_text())
     assert provenance["objective"] == "gold_s" and provenance["global_step"] > 0
     resolved = yaml.safe_load((tiny_run / "results/models/demo/gold_s/seed1/resolved_config.yaml").read_text())
-    assert resolved["training"]["gold"]["reward"] == "s"
-    assert "Traceback" not in (tiny_run / "logs/train_gold/demo/gold_s/seed1.log").read_text()
+    assert resolved["training"]["objective"]["reward"] == "s"
+    assert "Traceback" not in (tiny_run / "logs/fine_tune/demo/gold_s/seed1.log").read_text()
     sheet, key = (pd.read_csv(tiny_run / f"results/human_eval/demo/{name}.csv") for name in ("sheet", "key"))
     assert len(sheet) == len(key) == 10  # smoke.yaml's human_eval_items
     assert len(pd.read_csv(tiny_run / "results/tables/demo/examples.csv")) == 3  # its num_examples
@@ -258,7 +258,9 @@ def test_table1_lists_mle_then_the_gold_objectives(tiny_run):
 def test_gold_model_records_its_objective_settings(tiny_run):
     resolved = yaml.safe_load((tiny_run / "results/models/demo/gold_p/seed1/resolved_config.yaml").read_text())
     assert resolved["objective"] == "gold_p"
-    assert resolved["training"]["gold"] == {
+    assert resolved["training"]["objective"] == {
+        "loss": "gold",
+        "lag": True,
         "reward": "p",
         "min_weight": 0.1,
         "floor": 1.0,
@@ -416,10 +418,10 @@ def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
     smoke = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
     shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
     model = job_counts(run_snakemake(workdir, "results/models/demo/gold_p/seed1", "-n", "--quiet", "rules", *smoke).stdout)
-    assert model == {"train_gold": 1}
+    assert model == {"fine_tune": 1}
     run_snakemake(workdir, "results/models/demo/gold_p/seed1", "--cores", "2", *smoke)
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *smoke).stdout)
-    assert not {"train_gold", "train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
+    assert not {"fine_tune", "train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
     # GOLD-p's own evaluation jobs, one per split
     assert counts["evaluate_test"] == counts["evaluate_valid"] == 1
     assert counts["table1"] == counts["table2"] == counts["nll_histogram"] == 1

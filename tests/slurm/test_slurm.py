@@ -16,7 +16,7 @@ import yaml
 from conftest import REPO, run_snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
-GPU_RULES = ("train_mle", "cache_rewards", "train_gold", "evaluate")  # as named by their log folders
+GPU_RULES = ("train_mle", "cache_rewards", "fine_tune", "evaluate")  # as named by their log folders
 CPU_RULES = ("prepare_dataset", "train_tokenizer")
 
 

@@ -1,5 +1,6 @@
 """How tables and figures name, order and colour the objectives: MLE first, then GOLD's in the paper's
-order; an objective not listed (a user's own) keeps its config name, comes last, and takes a free colour."""
+order, the control and GOLD's ablations (the names configs/objectives.yaml uses), then the objectives after
+GOLD; an objective not listed (a user's own) keeps its config name, comes last, and takes a free colour."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ OBJECTIVES = {
     "gold_delta": ("GOLD-δ", "tab:blue"),
     "gold_p": ("GOLD-p", "tab:green"),
     "gold_s": ("GOLD-s", "tab:red"),
+    "mle_continued": ("MLE, continued", "tab:brown"),
+    "gold_s_no_lag": ("GOLD-s, no lag", "lightcoral"),
+    "gold_s_u0": ("GOLD-s, u = 0", "darkred"),
+    "gold_s_h0": ("GOLD-s, horizon 0", "salmon"),
+    "dft": ("DFT", "tab:purple"),
+    "tailr": ("TaiLr", "tab:orange"),
+    "mixce": ("MixCE", "tab:olive"),
+    "loss_truncation": ("Loss truncation", "tab:cyan"),
 }
 
 

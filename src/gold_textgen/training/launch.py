@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from .gold import train_gold
+from .fine_tune import fine_tune
 from .mle import train_mle
 from .trainer import TrainingJob
 
@@ -44,7 +44,7 @@ def spec_to_job(spec: dict) -> tuple[str, TrainingJob, dict]:
 
 
 def train_in_process(kind: str, job: TrainingJob, extra: dict) -> dict:
-    return train_mle(job) if kind == "mle" else train_gold(job, **extra)
+    return train_mle(job) if kind == "mle" else fine_tune(job, **extra)
 
 
 def worker_count(gpus: int) -> int:
@@ -53,7 +53,7 @@ def worker_count(gpus: int) -> int:
 
 
 def run_training(kind: str, job: TrainingJob, processes: int = 1, **extra) -> dict | None:
-    """Train `job` (`kind` mle or gold; `extra` = train_gold's mle_dir and rewards_path) in this process,
+    """Train `job` (`kind` mle or fine_tune; `extra` = fine_tune's mle_dir and rewards_path) in this process,
     or in `processes` torchrun workers when more than one is asked for."""
     if processes <= 1:
         return train_in_process(kind, job, extra)

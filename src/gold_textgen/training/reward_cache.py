@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .gold_trainer import REWARD_FIELD
+from .fine_tune_trainer import REWARD_FIELD
 
 
 def attach_cached_rewards(train_set: datasets.Dataset, table: pd.DataFrame) -> datasets.Dataset:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
-GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "evaluate")
+GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
 
 # size class -> stage -> (GPUs, CPU threads, memory in MB, runtime in minutes). `small` is the demo (a
 # 0.5M-parameter model on 20k pairs: minutes; one thread per job, since two such jobs side by side finish
@@ -21,21 +21,21 @@ GPU_STAGES = ("train_mle", "train_gold", "cache_rewards", "evaluate")
 REQUESTS = {
     "small": {
         "train_mle": (1, 1, 4000, 120),
-        "train_gold": (1, 1, 4000, 60),
+        "fine_tune": (1, 1, 4000, 60),
         "cache_rewards": (1, 1, 4000, 30),
         "evaluate": (1, 1, 4000, 60),
         "cpu": (0, 1, 2000, 30),
     },
     "medium": {
         "train_mle": (1, 4, 32000, 1440),
-        "train_gold": (1, 4, 32000, 720),
+        "fine_tune": (1, 4, 32000, 720),
         "cache_rewards": (1, 2, 16000, 120),
         "evaluate": (1, 4, 16000, 480),
         "cpu": (0, 1, 8000, 120),
     },
     "large": {
         "train_mle": (4, 8, 128000, 2880),
-        "train_gold": (4, 8, 128000, 1440),
+        "fine_tune": (4, 8, 128000, 1440),
         "cache_rewards": (1, 4, 64000, 240),
         "evaluate": (1, 4, 64000, 960),
         "cpu": (0, 1, 16000, 240),

@@ -19,8 +19,9 @@ def analysis_settings(config: dict) -> dict:
     if analysis["seed"] is None:
         analysis["seed"] = experiment["seeds"][0]
     if analysis["gold_objective"] is None:
-        gold = [o for o in experiment["objectives"] if o != "mle"]
-        analysis["gold_objective"] = gold[-1] if gold else None
+        tuned = [o for o in experiment["objectives"] if o != "mle"]
+        gold = [o for o in tuned if all(config["tasks"][t]["objectives"][o].get("loss", "gold") == "gold" for t in experiment["tasks"])]
+        analysis["gold_objective"] = (gold or tuned)[-1] if tuned else None
     return analysis
 
 
@@ -39,6 +40,12 @@ ANALYSIS_READS = {
 def analysis_view(analysis: dict, rule: str) -> dict:
     """The resolved `analysis` settings (analysis_settings) that `rule` reads."""
     return {key: analysis[key] for key in ANALYSIS_READS[rule]}
+
+
+def uses_mle_rewards(objective: dict) -> bool:
+    """Whether a fine-tuning objective (an entry of a task's `objectives`) reads p_MLE of the frozen MLE
+    model: GOLD-p and GOLD-s do; GOLD-delta and the peer objectives do not."""
+    return objective.get("loss", "gold") == "gold" and objective.get("reward") != "delta"
 
 
 def task_config(config: dict, task: str) -> dict:

@@ -1,4 +1,4 @@
-"""Snakemake adapter: rule train_gold -> gold_textgen.training.gold.train_gold (torchrun when the rule has GPUs > 1)."""
+"""Snakemake adapter: rule fine_tune -> gold_textgen.training.fine_tune.fine_tune (torchrun when the rule has GPUs > 1)."""
 
 from pathlib import Path
 
@@ -10,7 +10,7 @@ from gold_textgen.workflow.runtime import set_threads
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)
     run_training(
-        "gold",
+        "fine_tune",
         TrainingJob(
             task=snakemake.params.task,
             objective=snakemake.wildcards.objective,

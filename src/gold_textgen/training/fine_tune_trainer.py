@@ -1,7 +1,8 @@
-"""GOLD fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure
-objective functions in objectives.py.
+"""Fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure objective
+functions in objectives/ (GOLD, and the token-weighted objectives after it: DFT, TaiLr, MixCE, loss
+truncation, plain NLL as the control).
 
-Per batch of references (teacher forcing):
+Per batch of references (teacher forcing), for GOLD:
 
 1. the lagged policy pi_tilde (a copy of the policy, eval mode, no grad) gives w_t = max(u, pi_tilde(y_t));
 2. the frozen MLE model's p_MLE(y_t) gives the reward terms, looked up from the cache written by the
@@ -12,12 +13,14 @@ Per batch of references (teacher forcing):
 
 pi_tilde starts as the MLE model and is re-synced to the policy every k optimizer updates by
 `LaggedPolicySync`, which also stores it in every checkpoint so a resumed run continues with the same
-pi_tilde. (Not TRL's GOLDTrainer, an unrelated distillation method.)
+pi_tilde. (Not TRL's GOLDTrainer, an unrelated distillation method.) The other objectives weight each
+token by a function of the current policy's own probability (one forward pass), or drop whole examples.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,38 +36,61 @@ from ..objectives.gold import (
     per_token_rewards,
     windowed_returns,
 )
-from ..objectives.weighted_nll import weighted_nll
+from ..objectives.loss_truncation import LossTruncation, sequence_losses
+from ..objectives.token_weighting import dft_weights, mixce_weights, tailr_weights
+from ..objectives.weighted_nll import reference_logprobs, weighted_nll
+from ..workflow.views import uses_mle_rewards
 from .samplers import EpochSeededSampling
 
 log = logging.getLogger(__name__)
 LAGGED_POLICY_FILE = "lagged_policy.safetensors"
+TRUNCATION_STATE_FILE = "loss_truncation.json"
 REWARD_FIELD = "reward_logprobs"
 
 
 @dataclass(frozen=True)
-class GoldSettings:
-    """The settings of one GOLD objective (paper symbols in brackets): a typed view of a task's validated
-    `gold` block merged with one entry of its `objectives` (defaults and ranges are the schema's)."""
+class ObjectiveSettings:
+    """The settings of one fine-tuning objective (GOLD's paper symbols in brackets): a typed view of a
+    task's validated `gold` block merged with one entry of its `objectives` (defaults and ranges are the
+    schema's). The settings of other losses are None."""
 
-    reward: str  # delta (GOLD-delta), p (GOLD-p: log p_MLE) or s (GOLD-s: p_MLE)
-    min_weight: float  # [u] floor of the importance weight
-    floor: float  # [c] floor of each reward term
-    baseline: float  # [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
+    loss: str  # gold, dft, tailr, mixce, loss_truncation or nll (see objectives/)
+    min_weight: float  # [u] floor of GOLD's importance weight; TaiLr's lower clamp
     sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
     horizon: int  # future tokens in a return, besides the current one
     gamma: float  # discount inside the window
     label_smoothing: float  # [epsilon] unweighted, as in the authors' code
     rewards: str  # cached (looked up) or online (frozen MLE forward pass every step)
+    reward: str | None  # GOLD: delta (GOLD-delta), p (GOLD-p: log p_MLE) or s (GOLD-s: p_MLE)
+    floor: float | None  # GOLD: [c] floor of each reward term
+    baseline: float | None  # GOLD: [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
+    lag: bool | None  # GOLD: weights from pi_tilde (True) or from the current policy (False)
+    density_ratio_threshold: float | None  # TaiLr's gamma
+    mixing_ratio: float | None  # MixCE's eta
+    drop_fraction: float | None  # loss truncation
+    warmup: int | None
+    window: int | None
+
+    SHARED = ("loss", "min_weight", "sync_every", "horizon", "gamma", "label_smoothing", "rewards")
 
     @classmethod
-    def from_config(cls, values: dict) -> GoldSettings:
-        missing = sorted(set(cls.__dataclass_fields__) - set(values))
+    def from_config(cls, values: dict) -> ObjectiveSettings:
+        missing = sorted(set(cls.SHARED) - set(values))
         if missing:
-            raise ValueError(f"GOLD settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
-        return cls(**{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
+            raise ValueError(f"objective settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
+        return cls(**{name: values.get(name) for name in cls.__dataclass_fields__})
+
+    @property
+    def uses_lagged_policy(self) -> bool:
+        return self.loss == "gold" and bool(self.lag)
+
+    @property
+    def uses_rewards(self) -> bool:
+        """Whether the loss reads p_MLE of the frozen MLE model (GOLD-p and GOLD-s)."""
+        return uses_mle_rewards(asdict(self))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
 
 def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
@@ -81,20 +107,33 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return clone
 
 
-class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
-    """Seq2SeqTrainer whose training loss is GOLD's weighted NLL; evaluation is unchanged (dev metric
-    by generation; the reported eval loss is the plain token-mean NLL)."""
+class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
+    """Seq2SeqTrainer whose training loss is a weighted NLL (GOLD's, or a peer objective's); evaluation is
+    unchanged (dev metric by generation; the reported eval loss is the plain token-mean NLL)."""
 
     # compute_loss divides by the token count of the whole update, so the Trainer must not rescale again.
     loss_is_scaled_for_ga = True
 
-    def __init__(self, *args, gold: GoldSettings, lagged_model: PreTrainedModel, reward_model: PreTrainedModel | None = None, **kwargs):
+    def __init__(
+        self,
+        *args,
+        gold: ObjectiveSettings,
+        lagged_model: PreTrainedModel | None = None,
+        reward_model: PreTrainedModel | None = None,
+        truncation: LossTruncation | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.gold = gold
         self.lagged_model = lagged_model
         self.reward_model = reward_model
-        if gold.reward != "delta" and gold.rewards == "online" and reward_model is None:
+        self.truncation = truncation
+        if gold.uses_lagged_policy and lagged_model is None:
+            raise ValueError("GOLD with a lag needs the lagged policy pi_tilde")
+        if gold.uses_rewards and gold.rewards == "online" and reward_model is None:
             raise ValueError("online rewards need the frozen MLE reward model")
+        if gold.loss == "loss_truncation" and truncation is None:
+            raise ValueError("loss truncation needs its online cut-off (LossTruncation)")
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
         self._gold_log = dict.fromkeys(("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens"), 0.0)
@@ -121,24 +160,48 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
         mask = labels.ne(-100)
         self._move_helpers(labels.device)
-        with torch.no_grad():
-            weights = importance_weights(token_logprobs(self.lagged_model, model_inputs, labels), self.gold.min_weight)
+        lagged = None
+        if self.gold.uses_lagged_policy:
+            with torch.no_grad():
+                lagged = token_logprobs(self.lagged_model, model_inputs, labels)
+        outputs = model(**model_inputs)
+        logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
+        own = reference_logprobs(logprobs, labels).detach()
+        weights = self.token_weights(own if lagged is None else lagged, mask)
         terms = None
-        if self.gold.reward == "delta":
-            returns = delta_returns(mask)
-        else:
+        if self.gold.uses_rewards:
             probs = self.reward_token_probs(model_inputs, labels, cached)
             terms = per_token_rewards(probs, self.gold.reward, self.gold.floor, self.gold.baseline, self.gold.horizon)
             past_eos = after_eos_term(self.gold.baseline, self.gold.horizon)
             returns = windowed_returns(terms, mask, self.gold.horizon, self.gold.gamma, past_eos)
-        outputs = model(**model_inputs)
-        parts = weighted_nll(torch.log_softmax(outputs.logits.float(), dim=-1), labels, weights, returns, self.gold.label_smoothing)
+        else:
+            returns = delta_returns(mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
+        parts = weighted_nll(logprobs, labels, weights, returns, self.gold.label_smoothing)
         normaliser = num_items_in_batch if num_items_in_batch is not None else parts.num_tokens
         loss = parts.loss_sum / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
         self._track(parts, weights, returns, terms, mask)
         return (loss, outputs) if return_outputs else loss
+
+    def token_weights(self, reference_logprobs_: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The loss's per-token weights [B, T] from the reference tokens' log-probabilities under pi_tilde
+        (GOLD with a lag) or under the current policy (every other objective), detached."""
+        settings = self.gold
+        if settings.loss == "gold":
+            return importance_weights(reference_logprobs_, settings.min_weight)
+        if settings.loss == "dft":
+            return dft_weights(reference_logprobs_)
+        if settings.loss == "tailr":
+            return tailr_weights(reference_logprobs_, settings.density_ratio_threshold, settings.min_weight)
+        if settings.loss == "mixce":
+            return mixce_weights(reference_logprobs_, settings.mixing_ratio)
+        if settings.loss == "loss_truncation":
+            keep = self.truncation.keep(sequence_losses(-reference_logprobs_, mask))
+            return keep.unsqueeze(-1).expand_as(reference_logprobs_)
+        if settings.loss == "nll":
+            return torch.ones_like(reference_logprobs_)
+        raise ValueError(f"unknown loss '{settings.loss}'")
 
     def _track(self, parts, weights, returns, terms, mask) -> None:
         # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
@@ -147,7 +210,7 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
         stats["weight_sum"] = stats["weight_sum"] + weights[mask].sum()
         stats["return_sum"] = stats["return_sum"] + returns[mask].sum()
         stats["weights_at_u"] = stats["weights_at_u"] + weights[mask].le(self.gold.min_weight).sum()
-        if terms is not None:  # reward terms held up by the floor c (GOLD-delta has none)
+        if terms is not None:  # reward terms held up by the floor c (GOLD-p and GOLD-s only)
             stats["terms_at_c"] = stats["terms_at_c"] + terms[mask].le(self.gold.floor).sum()
         stats["tokens"] = stats["tokens"] + parts.num_tokens
 
@@ -159,10 +222,30 @@ class GoldTrainer(EpochSeededSampling, Seq2SeqTrainer):
             logs["mean_weight"] = float(stats["weight_sum"]) / tokens
             logs["mean_return"] = float(stats["return_sum"]) / tokens
             logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
-            if self.gold.reward != "delta":
+            if self.gold.uses_rewards:
                 logs["share_reward_at_c"] = float(stats["terms_at_c"]) / tokens
             self._gold_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)
+
+
+class LossTruncationState(TrainerCallback):
+    """Keeps loss truncation's online cut-off in every checkpoint, so a resumed run drops what the
+    uninterrupted run drops."""
+
+    def __init__(self, truncation: LossTruncation):
+        self.truncation = truncation
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / TRUNCATION_STATE_FILE).write_text(json.dumps(self.truncation.state_dict()))
+
+    def restore(self, checkpoint: str | Path) -> None:
+        path = Path(checkpoint) / TRUNCATION_STATE_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: cannot resume loss truncation with the same cut-off")
+        self.truncation.load_state_dict(json.loads(path.read_text()))
 
 
 class LaggedPolicySync(TrainerCallback):
