@@ -32,6 +32,7 @@ EXPECTED_JOBS = {
     "main_table": 1,
     "table1": 1,
     "table2": 1,
+    "objectives_table": 1,
     "paper_comparison": 1,
     **{rule: TASKS for rule in ("nll_histogram", "nll_by_time_step", "exposure_bias", "diversity", "examples", "human_eval_sheet")},
     "training_curves": TASKS,

@@ -31,6 +31,7 @@ EXPECTED_JOBS = {
     "main_table": 1,
     "table1": 1,
     "table2": 1,
+    "objectives_table": 1,
     "nll_histogram": 1,
     "nll_by_time_step": 1,
     "exposure_bias": 1,
@@ -143,6 +144,9 @@ EXPECTED_FILES = [
     "results/scores/demo/mle/seed1/test/greedy/sample0.json",
     "results/tables/main.csv",
     "results/tables/main.md",
+    "results/tables/objectives.csv",
+    "results/tables/objectives.md",
+    "results/figures/objectives.png",
     "logs/train_mle/demo/seed1.log",
     "logs/evaluate/demo/mle/seed1/test.log",
     "logs/benchmarks/train_mle/demo/seed1.tsv",
@@ -308,7 +312,7 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     assert not TRAINING_RULES & set(counts)
     # every model's evaluation on both splits, and everything that reads them
     assert counts["evaluate_test"] == counts["evaluate_valid"] == 4
-    downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "all"}
+    downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "objectives_table", "all"}
     downstream |= {"nll_histogram", "nll_by_time_step"}  # their token NLL files are rewritten by the same jobs
     assert set(counts) == {"evaluate_test", "evaluate_valid"} | downstream
     assert all(counts[rule] == 1 for rule in downstream)
@@ -379,8 +383,8 @@ def report(tiny_run) -> Path:
 
 
 REPORTED = ["results/figures/demo/nll_histogram.png", "results/figures/demo/nll_by_time_step.png", "results/figures/demo/exposure_bias.png"]
-REPORTED += ["results/figures/demo/training_curves.png"]
-REPORTED += [f"results/tables/{name}.html" for name in ("main", "table1_main", "table2_decoding", "demo/diversity", "demo/examples")]
+REPORTED += ["results/figures/demo/training_curves.png", "results/figures/objectives.png"]
+REPORTED += [f"results/tables/{name}.html" for name in ("main", "table1_main", "table2_decoding", "objectives", "demo/diversity", "demo/examples")]
 
 
 def test_report_builds_into_one_self_contained_file(report):
