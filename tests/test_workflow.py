@@ -384,7 +384,8 @@ def report(tiny_run) -> Path:
 
 REPORTED = ["results/figures/demo/nll_histogram.png", "results/figures/demo/nll_by_time_step.png", "results/figures/demo/exposure_bias.png"]
 REPORTED += ["results/figures/demo/training_curves.png", "results/figures/objectives.png"]
-REPORTED += [f"results/tables/{name}.html" for name in ("main", "table1_main", "table2_decoding", "objectives", "demo/diversity", "demo/examples")]
+REPORTED_TABLES = ("main", "table1_main", "table2_decoding", "objectives", "demo/diversity", "demo/examples")
+REPORTED += [f"results/tables/{name}.html" for name in REPORTED_TABLES]
 
 
 def test_report_builds_into_one_self_contained_file(report):
