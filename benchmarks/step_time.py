@@ -1,11 +1,14 @@
-"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards), on the same
-batches and the same model, measured side by side in one run.
+"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards) and
+policy-gradient updates (1 and 4 samples per input), on the same batches and the same model, measured side
+by side in one run.
 
     python -m benchmarks.step_time [--config config.yaml] [--task demo] [--steps 30] [--batch-size 64]
 
-Each round runs the three kinds of step on one batch, in rotating order, from identical weights; the
+Each round runs every kind of step on one batch, in rotating order, from identical weights; the
 reported figure is the median over rounds, after warm-up rounds. A GOLD step adds one forward pass of the
-lagged policy (cached rewards) or two (online rewards: the frozen MLE model too, as in the authors' code).
+lagged policy (cached rewards) or two (online rewards: the frozen MLE model too, as in the authors' code);
+a policy-gradient update samples outputs with generate() (no gradient), scores them with the task metric,
+then runs one teacher-forced pass with gradient over the samples.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from gold_textgen.data.seq2seq_batches import length_sorted_batches, tokenize_re
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model, count_parameters
+from gold_textgen.training.fine_tune import on_policy_sampling
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, ObjectiveSettings, frozen_copy
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.runtime import seed_everything, set_threads
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import task_config
 
 
@@ -55,7 +59,9 @@ def _timed_step(trainer, model, optimizer, batch) -> float:
     return time.perf_counter() - start
 
 
-def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False) -> dict[str, float]:
+def run(
+    config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False, pg_samples=(1, 4)
+) -> dict[str, float]:
     config = validate_config(yaml.safe_load(config_path.read_text()))
     task = task_config(config, task_name)
     if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
@@ -71,7 +77,7 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
     collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=policy))
     order = list(length_sorted_batches([len(x) for x in dataset["labels"]], batch_size))
     batches = [collate([dataset[i] for i in order[k % len(order)]]) for k in range(steps + warmup)]
-    objective = task["objectives"].get("gold_s", {"reward": "s", "floor": 0.1, "min_weight": 0.1})
+    objective = task["objectives"].get("gold_s") or defaults("objective", reward="s", floor=0.1, min_weight=0.1)
     smoothing = task["gold"]["label_smoothing"]
 
     def gold(rewards: str):
@@ -89,16 +95,30 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
         )
         return trainer, model
 
+    def policy_gradient(samples_per_input: int):
+        """An on-policy update every step (the odd updates of the interleaved schedule)."""
+        objective = defaults("objective", loss="policy_gradient", baseline=0.05, samples_per_input=samples_per_input)
+        settings = ObjectiveSettings.from_config({**task["gold"], **objective})
+        model = copy.deepcopy(policy)
+        sampling = on_policy_sampling(task, settings, model, tokenizer)
+        trainer = FineTuneTrainer(
+            model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, gold=settings, sampling=sampling
+        )
+        trainer.state.global_step = 1
+        return trainer, model
+
     mle_model = copy.deepcopy(policy)
     mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer)
     contenders = {"mle": (mle_trainer, mle_model), "gold_cached": gold("cached"), "gold_online": gold("online")}
+    contenders |= {f"pg_{n}_samples": policy_gradient(n) for n in pg_samples}
     for trainer, _ in contenders.values():
         trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
     optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, (_, model) in contenders.items()}
     times: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)
     for round_index, batch in enumerate(batches):
-        for name in names[round_index % 3 :] + names[: round_index % 3]:  # rotate who goes first
+        first = round_index % len(names)
+        for name in names[first:] + names[:first]:  # rotate who goes first
             trainer, model = contenders[name]
             model.train()
             inputs = {k: v for k, v in batch.items() if name != "mle" or k != "reward_logprobs"}
@@ -110,9 +130,12 @@ def run(config_path: Path, task_name: str, steps: int, warmup: int, batch_size: 
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     print(f"device: {device}, torch threads {torch.get_num_threads()}, bf16 {bf16}, architecture {task['model']['architecture']}")
     for name, value in medians.items():
-        print(f"{name:12s} median step {1000 * value:8.2f} ms")
+        print(f"{name:14s} median step {1000 * value:8.2f} ms")
     print(f"ratio gold_cached / mle = {medians['gold_cached'] / medians['mle']:.3f}")
     print(f"ratio gold_online / mle = {medians['gold_online'] / medians['mle']:.3f}")
+    for n in pg_samples:
+        ratio = medians[f"pg_{n}_samples"] / medians["mle"]
+        print(f"ratio pg_{n}_samples / mle = {ratio:.3f}  (a policy-gradient update, {n} sample(s) per input)")
     return medians
 
 
@@ -126,9 +149,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--examples", type=int, default=2000, help="training examples generated to draw batches from")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPU)")
+    parser.add_argument("--pg-samples", default="1,4", help="samples per input of the timed policy-gradient updates")
     args = parser.parse_args(argv)
     set_threads(args.threads)
-    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16)
+    pg_samples = tuple(int(n) for n in args.pg_samples.split(","))
+    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16, pg_samples)
 
 
 if __name__ == "__main__":

@@ -220,6 +220,13 @@ def tokenizer_input(wildcards):
     return []
 
 
+def starting_model(wildcards):
+    """The model a fine-tuning objective starts from: the MLE model of its seed, or the objective named by
+    its `start_from` (GOLD+PG starts from GOLD-s)."""
+    start = task_settings(wildcards)["objectives"][wildcards.objective]["start_from"]
+    return path(MODEL, task=wildcards.task, objective=start, seed=wildcards.seed)
+
+
 def reward_cache_input(wildcards):
     """GOLD-p/s with cached rewards read the MLE model's reward cache; GOLD-delta, online rewards and the
     peer objectives don't."""
@@ -520,6 +527,33 @@ def paper_comparison_inputs(wildcards):
     }
 
 
+def on_policy_objectives():
+    """The experiment's objectives trained with the policy gradient in any of its tasks."""
+    return [
+        name
+        for name in EXPERIMENT["objectives"]
+        if any(
+            config["tasks"][task]["objectives"].get(name, {}).get("loss") == "policy_gradient"
+            for task in EXPERIMENT["tasks"]
+        )
+    ]
+
+
+def on_policy_setting(key):
+    """A param function: per task, each on-policy objective's `key` (start_from, reward_metric)."""
+
+    def settings(wildcards):
+        return {
+            task: {
+                name: config["tasks"][task]["objectives"][name][key]
+                for name in on_policy_objectives()
+            }
+            for task in EXPERIMENT["tasks"]
+        }
+
+    return settings
+
+
 def per_task_diversity(wildcards):
     """Each task's diversity table, in the order of experiment.tasks."""
     return per_task(rules.diversity.output.csv)
@@ -537,6 +571,8 @@ def final_outputs(wildcards):
     outputs += per_task(rules.diversity.output.csv)
     outputs += per_task(rules.training_curves.output.figure)
     outputs.append(rules.objectives_table.output.csv)
+    if on_policy_objectives():
+        outputs.append(rules.table4.output.csv)
     if compared_tasks():
         outputs.append(rules.paper_comparison.output.csv)
     outputs += [

@@ -7,6 +7,7 @@ localrules:
     table1,
     table2,
     objectives_table,
+    table4,
 
 
 # snakemake --cores 1 results/tables/main.csv
@@ -102,6 +103,30 @@ rule objectives_table:
         tasks=EXPERIMENT["tasks"],
     script:
         "../workflow_scripts/objectives_table.py"
+
+
+# snakemake --cores all results/tables/table4_on_policy.csv   (configs/on_policy.yaml)
+rule table4:
+    input:
+        main_table_scores,
+    output:
+        csv="results/tables/table4_on_policy.csv",
+        html=report(
+            "results/tables/table4_on_policy.html",
+            caption="../report/table4_on_policy.rst",
+            category="Tables",
+        ),
+        markdown="results/tables/table4_on_policy.md",
+    log:
+        "logs/table4/table4.log",
+    benchmark:
+        "logs/benchmarks/table4/table4.tsv"
+    params:
+        task_metrics=task_metrics,
+        starts=on_policy_setting("start_from"),
+        reward_metrics=on_policy_setting("reward_metric"),
+    script:
+        "../workflow_scripts/table4.py"
 
 
 # snakemake --cores all results/tables/paper_comparison.csv

@@ -56,7 +56,7 @@ rule fine_tune:
     input:
         train=path(DATA, split="train"),
         valid=path(DATA, split="valid"),
-        mle=path(MODEL, objective="mle"),
+        start=starting_model,
         rewards=reward_cache_input,
     output:
         directory(MODEL),

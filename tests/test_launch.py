@@ -22,9 +22,9 @@ def tiny_job(tiny_data, tmp_path) -> TrainingJob:
 
 def test_job_survives_the_hand_over_to_the_workers(tiny_data, tmp_path):
     job = tiny_job(tiny_data, tmp_path)
-    spec = json.loads(json.dumps(job_to_spec("fine_tune", job, {"mle_dir": tmp_path / "mle", "rewards_path": None})))
+    spec = json.loads(json.dumps(job_to_spec("fine_tune", job, {"start_dir": tmp_path / "mle", "rewards_path": None})))
     kind, again, extra = spec_to_job(spec)
-    assert kind == "fine_tune" and again == job and extra == {"mle_dir": tmp_path / "mle", "rewards_path": None}
+    assert kind == "fine_tune" and again == job and extra == {"start_dir": tmp_path / "mle", "rewards_path": None}
 
 
 @pytest.mark.parametrize(("visible", "requested", "workers"), [(0, 4, 1), (1, 4, 1), (8, 4, 4), (2, 4, 2), (8, 1, 1)])

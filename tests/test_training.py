@@ -79,6 +79,7 @@ def gold_setup(tiny_data, tmp_path):
         # a cut-off computed before the first checkpoint and recomputed between the interruptions
         "loss_truncation": defaults("objective", loss="loss_truncation", drop_fraction=0.25, warmup=32, window=40),
         "dft": defaults("objective", loss="dft"),
+        "mle_pg": defaults("objective", loss="policy_gradient", baseline=0.05, baseline_margin=0.0),
     }
     mle = TrainingJob(
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
@@ -104,7 +105,7 @@ def training_losses(model_dir: Path) -> list[tuple[int, float]]:
     return [(e["step"], e["loss"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "loss" in e]
 
 
-@pytest.mark.parametrize("objective", ["loss_truncation", "dft"])
+@pytest.mark.parametrize("objective", ["loss_truncation", "dft", "mle_pg"])
 def test_a_peer_objective_interrupted_resumes_to_the_uninterrupted_model(gold_setup, objective):
     mle, rewards = gold_setup
     straight = run_job(mle, rewards, objective, "straight")
@@ -117,6 +118,16 @@ def test_a_peer_objective_interrupted_resumes_to_the_uninterrupted_model(gold_se
     history = json.loads((straight / "log_history.json").read_text())
     if objective == "loss_truncation":  # examples were dropped: the mean weight fell below 1
         assert min(e["mean_weight"] for e in history if "mean_weight" in e) < 1.0
+
+
+def test_policy_gradient_updates_alternate_with_updates_on_the_references(gold_setup):
+    """Logged after every update: the sampled rewards appear at every second update (updates 2, 4, ...)."""
+    mle, rewards = gold_setup
+    history = json.loads((run_job(mle, rewards, "mle_pg", "pg") / "log_history.json").read_text())
+    logged = {entry["step"]: entry for entry in history if "loss" in entry}
+    assert sorted(logged) == list(range(1, 13))
+    assert [step for step, entry in logged.items() if "mean_sample_reward" in entry] == list(range(2, 13, 2))
+    assert all(0.0 <= logged[step]["mean_sample_reward"] <= 1.0 for step in range(2, 13, 2))
 
 
 def test_gold_interrupted_three_times_ends_with_the_uninterrupted_model(gold_setup):

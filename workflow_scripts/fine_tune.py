@@ -25,6 +25,6 @@ with log_to_file(snakemake.log[0]):
             logger=snakemake.config["training_logger"],  # read here, not a param: changing it retrains nothing
         ),
         processes=worker_count(snakemake.resources.get("gpu", 1)),
-        mle_dir=Path(snakemake.input.mle),
+        start_dir=Path(snakemake.input.start),
         rewards_path=Path(snakemake.input.rewards) if snakemake.input.rewards else None,
     )

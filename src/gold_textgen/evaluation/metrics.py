@@ -125,6 +125,19 @@ def task_metric(name: str, hypotheses: Sequence[str], references: Sequence[str],
     raise ValueError(f"unknown metric '{name}' (expected bleu or rouge2)")
 
 
+def sentence_rewards(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> np.ndarray:
+    """The task metric of each hypothesis against its reference alone, in [0, 1]: what the table scorer
+    (`task_metric`) gives a one-sentence corpus, divided by 100 (BLEU from each sentence's own sufficient
+    statistics, ROUGE-2 F1 per example in the task's variant). The on-policy objectives' reward."""
+    _check_aligned(hypotheses, references)
+    if name == "bleu":
+        statistics = bleu_statistics(hypotheses, references, scoring.bleu_tokenize)
+        return np.array([bleu_from_statistics(row, scoring.bleu_tokenize) for row in statistics]) / 100.0
+    if name == "rouge2":
+        return rouge_per_example(hypotheses, references, scoring.rouge)["rouge2"] / 100.0
+    raise ValueError(f"unknown task metric '{name}' (bleu or rouge2)")
+
+
 def _check_aligned(hypotheses: Sequence[str], references: Sequence[str]) -> None:
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")

@@ -11,23 +11,36 @@ import pandas as pd
 from transformers import DataCollatorForSeq2Seq
 
 from ..data.tokenization import load_tokenizer
+from ..evaluation import metrics
+from ..evaluation.decoding import generation_config
 from ..models.transformer import load_pretrained_model
 from ..objectives.loss_truncation import LossTruncation
+from ..objectives.policy_gradient import RewardBaseline
 from ..workflow.runtime import seed_everything
-from .fine_tune_trainer import FineTuneTrainer, LaggedPolicySync, LossTruncationState, ObjectiveSettings, frozen_copy
+from .fine_tune_trainer import (
+    BASELINE_STATE_FILE,
+    TRUNCATION_STATE_FILE,
+    FineTuneTrainer,
+    LaggedPolicySync,
+    ObjectiveSettings,
+    StateInCheckpoints,
+    frozen_copy,
+)
+from .on_policy import OnPolicySampling
 from .reward_cache import RewardPaddingCollator, attach_cached_rewards
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments
 
 log = logging.getLogger(__name__)
 
 
-def fine_tune(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dict:
-    """Fine-tune the MLE model of the job's seed with the job's objective."""
+def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> dict:
+    """Fine-tune the model in `start_dir` (the MLE model of the job's seed, or the objective it starts
+    from) with the job's objective."""
     settings = job.task["gold"]
     objective = ObjectiveSettings.from_config({**settings, **job.task["objectives"][job.objective]})
     seed_everything(job.seed)
-    tokenizer = load_tokenizer(mle_dir)
-    model = load_pretrained_model(mle_dir)
+    tokenizer = load_tokenizer(start_dir)
+    model = load_pretrained_model(start_dir)
     configure_generation(model, job.task)
     cached = objective.uses_rewards and objective.rewards == "cached"
     train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
@@ -35,7 +48,7 @@ def fine_tune(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dic
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
         train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
-    checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "mle_model": mle_dir, "rewards": rewards_path})
+    checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "start_model": start_dir, "rewards": rewards_path})
     helpers, state_callbacks = {}, []
     if objective.uses_lagged_policy:
         helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the MLE model
@@ -44,7 +57,10 @@ def fine_tune(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dic
         helpers["reward_model"] = frozen_copy(model)
     if objective.loss == "loss_truncation":
         helpers["truncation"] = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
-        state_callbacks.append(LossTruncationState(helpers["truncation"]))
+        state_callbacks.append(StateInCheckpoints(helpers["truncation"], TRUNCATION_STATE_FILE))
+    if objective.loss == "policy_gradient":
+        helpers["sampling"] = on_policy_sampling(job.task, objective, model, tokenizer)
+        state_callbacks.append(StateInCheckpoints(helpers["sampling"].baseline, BASELINE_STATE_FILE))
     if checkpoint:
         for callback in state_callbacks:
             callback.restore(checkpoint)
@@ -66,3 +82,17 @@ def fine_tune(job: TrainingJob, mle_dir: Path, rewards_path: Path | None) -> dic
     )
     log.info("objective settings: %s", objective.to_dict())
     return run_and_save(trainer, job, {**settings, "objective": objective.to_dict()}, checkpoint)
+
+
+def on_policy_sampling(task: dict, objective: ObjectiveSettings, model, tokenizer) -> OnPolicySampling:
+    """Sampling with the decoders' code and the task's length limits (pure sampling: top-k off), rewards
+    by the task metric as the tables score it, and the objective's baseline."""
+    decoder = {"do_sample": True, "top_k": 0}
+    generation = generation_config(model, task["generation"], decoder)
+    generation.num_return_sequences = objective.samples_per_input
+    metric, scoring = objective.reward_metric or task["metric"], metrics.Scoring.of_task(task)
+
+    def reward(hypotheses: list[str], references: list[str]):
+        return metrics.sentence_rewards(metric, hypotheses, references, scoring)
+
+    return OnPolicySampling(generation, tokenizer, reward, RewardBaseline(objective.baseline, objective.baseline_margin))

@@ -37,14 +37,18 @@ from ..objectives.gold import (
     windowed_returns,
 )
 from ..objectives.loss_truncation import LossTruncation, sequence_losses
+from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.token_weighting import dft_weights, mixce_weights, tailr_weights
 from ..objectives.weighted_nll import reference_logprobs, weighted_nll
 from ..workflow.views import uses_mle_rewards
+from .on_policy import OnPolicySampling
 from .samplers import EpochSeededSampling
 
 log = logging.getLogger(__name__)
 LAGGED_POLICY_FILE = "lagged_policy.safetensors"
 TRUNCATION_STATE_FILE = "loss_truncation.json"
+BASELINE_STATE_FILE = "reward_baseline.json"
+LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
 REWARD_FIELD = "reward_logprobs"
 
 
@@ -70,6 +74,10 @@ class ObjectiveSettings:
     drop_fraction: float | None  # loss truncation
     warmup: int | None
     window: int | None
+    start_from: str | None  # the model fine-tuning starts from (mle, or another objective)
+    baseline_margin: float | None  # policy gradient: moving-average baseline minus this margin
+    samples_per_input: int | None  # policy gradient
+    reward_metric: str | None  # policy gradient: None for the task metric
 
     SHARED = ("loss", "min_weight", "sync_every", "horizon", "gamma", "label_smoothing", "rewards")
 
@@ -121,6 +129,7 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
         lagged_model: PreTrainedModel | None = None,
         reward_model: PreTrainedModel | None = None,
         truncation: LossTruncation | None = None,
+        sampling: OnPolicySampling | None = None,
         **kwargs,
     ):
         super().__init__(*args, **kwargs)
@@ -128,15 +137,19 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
         self.lagged_model = lagged_model
         self.reward_model = reward_model
         self.truncation = truncation
+        self.sampling = sampling
+        self.update_kinds: dict[int, str] = {}  # optimizer update -> "references" or "samples"
         if gold.uses_lagged_policy and lagged_model is None:
             raise ValueError("GOLD with a lag needs the lagged policy pi_tilde")
         if gold.uses_rewards and gold.rewards == "online" and reward_model is None:
             raise ValueError("online rewards need the frozen MLE reward model")
         if gold.loss == "loss_truncation" and truncation is None:
             raise ValueError("loss truncation needs its online cut-off (LossTruncation)")
+        if gold.loss == "policy_gradient" and sampling is None:
+            raise ValueError("policy gradient needs its sampling and rewards (OnPolicySampling)")
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
-        self._gold_log = dict.fromkeys(("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens"), 0.0)
+        self._gold_log = dict.fromkeys(LOGGED_SUMS, 0.0)
 
     def _move_helpers(self, device: torch.device) -> None:
         for helper in (self.lagged_model, self.reward_model):
@@ -157,6 +170,10 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
         if not model.training:  # evaluation: plain NLL, comparable across objectives
             outputs = model(**inputs)
             return (outputs.loss, outputs) if return_outputs else outputs.loss
+        if self.gold.loss == "policy_gradient" and is_policy_gradient_update(self.state.global_step):
+            self.update_kinds[self.state.global_step] = "samples"
+            return self.policy_gradient_loss(model, inputs, return_outputs)
+        self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
         mask = labels.ne(-100)
         self._move_helpers(labels.device)
@@ -199,9 +216,25 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
         if settings.loss == "loss_truncation":
             keep = self.truncation.keep(sequence_losses(-reference_logprobs_, mask))
             return keep.unsqueeze(-1).expand_as(reference_logprobs_)
-        if settings.loss == "nll":
+        if settings.loss in ("nll", "policy_gradient"):  # policy gradient: its updates on the references
             return torch.ones_like(reference_logprobs_)
         raise ValueError(f"unknown loss '{settings.loss}'")
+
+    def policy_gradient_loss(self, model, inputs: dict, return_outputs: bool = False):
+        """REINFORCE on samples of the current policy for this batch's inputs, scored against its references:
+        -(1/S) sum_s (R_s - b) sum_t log pi(y^s_t), averaged over the micro-batches of the update."""
+        samples = self.sampling.draw(self.accelerator.unwrap_model(model), inputs, inputs["labels"])
+        outputs = model(**samples.encoder_inputs, decoder_input_ids=samples.decoder_input_ids)
+        sampled = reference_logprobs(torch.log_softmax(outputs.logits.float(), dim=-1), samples.labels)
+        baseline = self.sampling.baseline.value
+        loss_sum = reinforce_loss_sum(sampled, samples.labels.ne(-100), samples.rewards, baseline)
+        loss = loss_sum / samples.rewards.numel() / self.args.gradient_accumulation_steps
+        self.sampling.baseline.record(float(samples.rewards.mean()))
+        stats = self._gold_log
+        stats["reward_sum"] = stats["reward_sum"] + samples.rewards.sum()
+        stats["baseline_sum"] = stats["baseline_sum"] + baseline * samples.rewards.numel()
+        stats["samples"] = stats["samples"] + samples.rewards.numel()
+        return (loss, outputs) if return_outputs else loss
 
     def _track(self, parts, weights, returns, terms, mask) -> None:
         # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
@@ -224,28 +257,34 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
             logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
             if self.gold.uses_rewards:
                 logs["share_reward_at_c"] = float(stats["terms_at_c"]) / tokens
+        samples = float(stats["samples"])
+        if samples and "loss" in logs:
+            logs["mean_sample_reward"] = float(stats["reward_sum"]) / samples
+            logs["reward_baseline"] = float(stats["baseline_sum"]) / samples
+        if "loss" in logs:
             self._gold_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)
 
 
-class LossTruncationState(TrainerCallback):
-    """Keeps loss truncation's online cut-off in every checkpoint, so a resumed run drops what the
-    uninterrupted run drops."""
+class StateInCheckpoints(TrainerCallback):
+    """Keeps an objective's running state (loss truncation's cut-off, the policy gradient's reward
+    baseline) in every checkpoint as JSON, so a resumed run continues exactly as the uninterrupted one."""
 
-    def __init__(self, truncation: LossTruncation):
-        self.truncation = truncation
+    def __init__(self, state, file_name: str):
+        self.state = state  # anything with state_dict() and load_state_dict()
+        self.file_name = file_name
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / TRUNCATION_STATE_FILE).write_text(json.dumps(self.truncation.state_dict()))
+            (folder / self.file_name).write_text(json.dumps(self.state.state_dict()))
 
     def restore(self, checkpoint: str | Path) -> None:
-        path = Path(checkpoint) / TRUNCATION_STATE_FILE
+        path = Path(checkpoint) / self.file_name
         if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: cannot resume loss truncation with the same cut-off")
-        self.truncation.load_state_dict(json.loads(path.read_text()))
+            raise FileNotFoundError(f"{path} is missing: cannot resume with the same {self.file_name.split('.')[0]} state")
+        self.state.load_state_dict(json.loads(path.read_text()))
 
 
 class LaggedPolicySync(TrainerCallback):

@@ -53,7 +53,7 @@ def worker_count(gpus: int) -> int:
 
 
 def run_training(kind: str, job: TrainingJob, processes: int = 1, **extra) -> dict | None:
-    """Train `job` (`kind` mle or fine_tune; `extra` = fine_tune's mle_dir and rewards_path) in this process,
+    """Train `job` (`kind` mle or fine_tune; `extra` = fine_tune's start_dir and rewards_path) in this process,
     or in `processes` torchrun workers when more than one is asked for."""
     if processes <= 1:
         return train_in_process(kind, job, extra)

@@ -36,6 +36,7 @@ def check_references(config: dict) -> None:
         gold = [o for o in experiment["objectives"] if o != "mle"]
         raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not a GOLD objective of experiment.objectives {gold}")
     for name in experiment["tasks"]:
+        _check_starting_points(config, name)
         for index, objective in enumerate(experiment["objectives"]):
             if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
                 raise ConfigError(
@@ -100,3 +101,22 @@ def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
         if sample is not None and int(sample) not in runs:
             what = f"runs sample{runs[0]}..sample{runs[-1]}" if len(runs) > 1 else f"runs once, as sample{runs[0]}"
             raise ConfigError(f"decoder '{decoder}' {what}; sample{sample} is not one of them")
+
+
+def _check_starting_points(config: dict, task: str) -> None:
+    """Each objective of the experiment starts from `mle` or from another objective of the experiment,
+    and following `start_from` always ends at `mle` (no objective starts from itself, directly or not)."""
+    objectives = config["tasks"][task]["objectives"]
+    run = config["experiment"]["objectives"]
+    for objective in run:
+        chain, current = [objective], objective
+        while current != "mle" and current in objectives:
+            current = objectives[current]["start_from"]
+            if current != "mle" and current not in run:
+                raise ConfigError(
+                    f"config key tasks.{task}.objectives.{chain[-1]}.start_from: '{current}' is not an objective of "
+                    f"experiment.objectives {run} (a model must be trained before another starts from it)"
+                )
+            if current in chain:
+                raise ConfigError(f"config key tasks.{task}.objectives.{objective}.start_from: a cycle {' -> '.join([*chain, current])}")
+            chain.append(current)

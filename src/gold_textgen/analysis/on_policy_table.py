@@ -1,0 +1,68 @@
+"""The paper's Table 4 (on-policy fine-tuning): per task, MLE, each on-policy objective's starting model
+and the on-policy objective itself, with the task metric on the test split and delta, the model's metric
+minus its task's MLE model's (means over seeds; the paper: NQG BLEU and CNN/DM ROUGE-2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..workflow.files import write_csv, write_text
+from . import objective_names
+from .markdown import markdown_table
+from .objectives_table import seed_statistics
+
+
+def table4(
+    test_scores: pd.DataFrame, task_metrics: dict[str, str], starts: dict[str, str], reward_metrics: dict[str, str | None]
+) -> pd.DataFrame:
+    """`starts`: each on-policy objective -> the objective it starts from (`mle` for MLE+PG);
+    `reward_metrics`: each on-policy objective -> its reward metric (None: the task metric)."""
+    shown = list(dict.fromkeys(["mle", *starts.values(), *starts]))
+    rows = []
+    for task, metric in task_metrics.items():
+        scores = test_scores[test_scores["task"] == task]
+        scores = scores[scores["decoder"] == scores["decoder"].iloc[0]]
+        stats = seed_statistics(scores, metric).loc[task]
+        mle = stats.loc["mle", "mean"] if "mle" in stats.index else float("nan")
+        for objective in shown:
+            if objective not in stats.index:
+                continue
+            rows.append(
+                {
+                    "task": task,
+                    "objective": objective,
+                    "label": objective_names.label(objective),
+                    "starts_from": starts.get(objective, ""),
+                    "reward": (reward_metrics.get(objective) or metric) if objective in starts else "",
+                    "metric": metric,
+                    "mean": stats.loc[objective, "mean"],
+                    "seed_std": stats.loc[objective, "std"],
+                    "delta": stats.loc[objective, "mean"] - mle,
+                    "n_seeds": int(stats.loc[objective, "n_seeds"]),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    headers = ["task", "model", "starts from", "reward", "metric (test)", "delta vs MLE", "seeds"]
+    rows = [
+        [
+            row["task"],
+            row["label"],
+            objective_names.label(row["starts_from"]) if row["starts_from"] else "",
+            row["reward"],
+            f"{row['metric']} {row['mean']:.2f}" + ("" if pd.isna(row["seed_std"]) else f" ± {row['seed_std']:.2f}"),
+            f"{row['delta']:+.2f}",
+            str(row["n_seeds"]),
+        ]
+        for _, row in table.iterrows()
+    ]
+    return markdown_table(headers, rows)
+
+
+def write_table4(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, note: str = "") -> None:
+    write_csv(csv_path, table, float_format="%.4f")
+    write_text(markdown_path, to_markdown(table) + (f"\n{note}\n" if note else ""))
