@@ -18,6 +18,8 @@ OBJECTIVES = {
     "tailr": ("TaiLr", "tab:orange"),
     "mixce": ("MixCE", "tab:olive"),
     "loss_truncation": ("Loss truncation", "tab:cyan"),
+    "mle_pg": ("MLE+PG", "black"),
+    "gold_pg": ("GOLD+PG", "magenta"),
 }
 
 

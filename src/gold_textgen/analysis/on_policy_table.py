@@ -15,13 +15,17 @@ from .objectives_table import seed_statistics
 
 
 def table4(
-    test_scores: pd.DataFrame, task_metrics: dict[str, str], starts: dict[str, str], reward_metrics: dict[str, str | None]
+    test_scores: pd.DataFrame,
+    task_metrics: dict[str, str],
+    task_starts: dict[str, dict[str, str]],
+    task_reward_metrics: dict[str, dict[str, str | None]],
 ) -> pd.DataFrame:
-    """`starts`: each on-policy objective -> the objective it starts from (`mle` for MLE+PG);
-    `reward_metrics`: each on-policy objective -> its reward metric (None: the task metric)."""
-    shown = list(dict.fromkeys(["mle", *starts.values(), *starts]))
+    """Per task, `task_starts` maps each on-policy objective to the objective it starts from (`mle` for
+    MLE+PG) and `task_reward_metrics` to its reward metric (None: the task metric)."""
     rows = []
     for task, metric in task_metrics.items():
+        starts, reward_metrics = task_starts[task], task_reward_metrics[task]
+        shown = list(dict.fromkeys(["mle", *starts.values(), *starts]))
         scores = test_scores[test_scores["task"] == task]
         scores = scores[scores["decoder"] == scores["decoder"].iloc[0]]
         stats = seed_statistics(scores, metric).loc[task]
