@@ -59,7 +59,7 @@ def test_reinforce_gradient_is_the_reward_weighted_score_function():
     (-(reward - baseline) * log_p).backward()
     by_hand = [p.grad.clone() for p in model.parameters() if p.grad is not None]
     assert len(ours) == len(by_hand) and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ours, by_hand, strict=True))
-    assert math.isclose(float(loss), -(reward - baseline) * float(log_p), rel_tol=1e-5)
+    assert math.isclose(float(loss.detach()), -(reward - baseline) * float(log_p.detach()), rel_tol=1e-5)
 
 
 def test_padding_after_eos_adds_nothing():
