@@ -6,14 +6,12 @@ import pytest
 from source_fixtures import cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
 
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
-from gold_textgen.data.records import DataFormatError
-from gold_textgen.data.sources import iwslt14, load_source_splits
+from gold_textgen.data.records import SPLITS, DataFormatError
+from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KIND, iwslt14, load_source_splits
 from gold_textgen.data.sources.download import DownloadError, fetch
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer
-from gold_textgen.workflow.schema import validate_config
-
-SPLITS = ["train", "valid", "test"]
+from gold_textgen.workflow.schema import load_schema, validate_config
 
 
 @pytest.fixture(autouse=True)
@@ -203,3 +201,9 @@ def test_split_sizes_are_checked_against_the_paper(tmp_path, capsys):
         "task nqg, split train: 3 examples, but the paper reports 86229 (-86226); results may not be comparable",
         "task nqg, split test: 3 examples, but the paper reports 8919 (-8916); results may not be comparable",
     ]
+
+
+def test_the_schema_accepts_exactly_the_source_kinds_the_readers_know():
+    source = load_schema()["$defs"]["task"]["properties"]["source"]
+    kinds = {branch["if"]["properties"]["kind"]["const"] for branch in source["allOf"]}
+    assert kinds == set(source["properties"]["kind"]["enum"]) == {"synthetic", "local", HUB_KIND, *ARCHIVE_KINDS}
