@@ -137,3 +137,23 @@ def test_settings_are_range_checked_by_the_schema():
 
 def test_the_schema_offers_exactly_the_reward_kinds_the_objective_computes():
     assert load_schema()["$defs"]["objective"]["properties"]["reward"]["enum"] == list(REWARD_KINDS)
+
+
+def test_gold_delta_without_lag_and_floor_trains_exactly_as_dft(setup, tmp_path):
+    """In the trainer too: GOLD-delta with u = 0 weighting by the current policy (no lag) gives DFT's loss
+    on the same batch; with the lag (pi_tilde = a frozen copy) the loss is the same at the start, since
+    pi_tilde starts as the policy."""
+    records, tokenizer, model = setup
+    dataset = tokenize_records(records, tokenizer, 12, 12)
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(6)])
+    no_lag = objective_settings(reward="delta", min_weight=0.0, lag=False, label_smoothing=0.0)
+    dft = objective_settings(loss="dft", label_smoothing=0.0)
+    lagged = objective_settings(reward="delta", min_weight=0.0, label_smoothing=0.0)
+    model.train()
+    losses = []
+    for settings in (no_lag, dft, lagged):
+        torch.manual_seed(1)  # the same dropout mask in each pass
+        with torch.no_grad():
+            losses.append(make_trainer(tmp_path, model, tokenizer, settings).compute_loss(model, dict(batch)))
+    assert torch.equal(losses[0], losses[1])
+    assert torch.allclose(losses[2], losses[1], atol=1e-6)
