@@ -1,6 +1,8 @@
 """The public-source readers on small files in each source's exact format (made by source_fixtures.py)."""
 
 import hashlib
+import zipfile
+from pathlib import Path
 
 import pytest
 from source_fixtures import cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
@@ -10,7 +12,7 @@ from gold_textgen.data.records import SPLITS, DataFormatError
 from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KIND, iwslt14, load_source_splits
 from gold_textgen.data.sources.download import DownloadError, fetch
 from gold_textgen.data.sources.hub import HubLoadError
-from gold_textgen.data.sources.nqg import mark_answer
+from gold_textgen.data.sources.nqg import mark_answer, release_tokens
 from gold_textgen.workflow.schema import load_schema, validate_config
 
 
@@ -207,3 +209,24 @@ def test_the_schema_accepts_exactly_the_source_kinds_the_readers_know():
     source = load_schema()["$defs"]["task"]["properties"]["source"]
     kinds = {branch["if"]["properties"]["kind"]["const"] for branch in source["allOf"]}
     assert kinds == set(source["properties"]["kind"]["enum"]) == {"synthetic", "local", HUB_KIND, *ARCHIVE_KINDS}
+
+
+REAL_NQG_DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "nqg_zhou2017_dev"
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_the_nqg_reader_reads_the_real_dev_split_as_released(tmp_path):
+    """Zhou et al.'s dev files byte for byte (CRLF line ends, the target file LF) in the release's layout."""
+    with zipfile.ZipFile(tmp_path / "redistribute.zip", "w") as archive:
+        for path in sorted(REAL_NQG_DEV.iterdir()):
+            archive.write(path, f"redistribute/QG/dev/{path.name}")
+    records = load_source_splits(nqg_source(), ["valid"], archive=tmp_path / "redistribute.zip")["valid"]
+    lines = (REAL_NQG_DEV / "dev.txt.shuffle.dev.source.txt").read_bytes().count(b"\n")
+    assert len(records) == lines == 8965
+    assert not any("\r" in r["source"] or "\r" in r["target"] for r in records)
+    assert all(r["source"].count("<hl>") >= 2 for r in records)  # every sentence has its answer span marked
+    assert len({r["id"] for r in records}) == len(records)
+
+
+def test_release_tokens_are_separated_by_plain_spaces_only():
+    assert release_tokens("4 ft 8\u00a01\u20442 in") == ["4", "ft", "8\u00a01\u20442", "in"]

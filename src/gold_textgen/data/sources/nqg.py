@@ -46,6 +46,12 @@ def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str], whe
     return " ".join(marked), " ".join(answer)
 
 
+def release_tokens(line: str) -> list[str]:
+    """The tokens of a release line: separated by plain spaces only. A token may hold a no-break space
+    (the dev split writes "8\u00a01\u20442" as one token), which str.split() would cut in two."""
+    return [token for token in line.split(" ") if token]
+
+
 def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
     prefix, under = PREFIXES[split], source["member_prefix"]
     members = {part: archive.find(f"{prefix}.{part}", under) for part in ("source.txt", "bio", "target.txt")}
@@ -61,10 +67,10 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
     records = []
     rows = zip(sentences, tags, questions, strict=True)
     for line, ((_, sentence), (tag_where, tag_line), (question_where, question)) in enumerate(rows, start=1):
-        words, question_words = sentence.split(), question.split()
+        words, question_words = release_tokens(sentence), release_tokens(question)
         if limit is not None and (len(words) > limit or len(question_words) > limit):
             continue
-        marked, answer = mark_answer(words, tag_line.split(), markers, tag_where)
+        marked, answer = mark_answer(words, release_tokens(tag_line), markers, tag_where)
         records.append(make_record(f"{split}-{line}", marked, question, question_where, {"answer": answer}))
     return records
 
