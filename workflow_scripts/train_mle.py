@@ -2,27 +2,11 @@
 
 from pathlib import Path
 
-from gold_textgen.training.launch import run_training, worker_count
-from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.training.launch import rule_job, run_training, worker_count
 from gold_textgen.workflow.logs import log_to_file
 from gold_textgen.workflow.runtime import set_threads
 
 with log_to_file(snakemake.log[0]):
     set_threads(snakemake.threads)
-    run_training(
-        "mle",
-        TrainingJob(
-            task=snakemake.params.task,
-            objective="mle",
-            seed=int(snakemake.wildcards.seed),
-            train_path=Path(snakemake.input.train),
-            valid_path=Path(snakemake.input.valid),
-            tokenizer_path=Path(snakemake.input.tokenizer) if snakemake.input.tokenizer else None,
-            output_dir=Path(snakemake.output[0]),
-            checkpoint_dir=Path(snakemake.params.checkpoint_dir),
-            repo_dir=Path(snakemake.scriptdir).parent,  # provenance records its git revision
-            log_dir=Path(snakemake.params.run_dir),
-            logger=snakemake.config["training_logger"],  # read here, not a param: changing it retrains nothing
-        ),
-        processes=worker_count(snakemake.resources.get("gpu", 1)),
-    )
+    tokenizer = Path(snakemake.input.tokenizer) if snakemake.input.tokenizer else None
+    run_training("mle", rule_job(snakemake, "mle", tokenizer), processes=worker_count(snakemake.resources.get("gpu", 1)))

@@ -47,6 +47,24 @@ def train_in_process(kind: str, job: TrainingJob, extra: dict) -> dict:
     return train_mle(job) if kind == "mle" else fine_tune(job, **extra)
 
 
+def rule_job(rule, objective: str, tokenizer_path: Path | None = None) -> TrainingJob:
+    """The job of a training rule, from the `snakemake` object its script receives (inputs train and
+    valid, the model folder as its output, params task, checkpoint_dir and run_dir)."""
+    return TrainingJob(
+        task=rule.params.task,
+        objective=objective,
+        seed=int(rule.wildcards.seed),
+        train_path=Path(rule.input.train),
+        valid_path=Path(rule.input.valid),
+        tokenizer_path=tokenizer_path,
+        output_dir=Path(rule.output[0]),
+        checkpoint_dir=Path(rule.params.checkpoint_dir),
+        repo_dir=Path(rule.scriptdir).parent,  # provenance records its git revision
+        log_dir=Path(rule.params.run_dir),
+        logger=rule.config["training_logger"],  # read here, not a param: changing it retrains nothing
+    )
+
+
 def worker_count(gpus: int) -> int:
     """Training processes for a job given `gpus` GPUs: one per GPU it can see, one on CPU."""
     return max(1, min(int(gpus), torch.cuda.device_count())) if torch.cuda.is_available() else 1
