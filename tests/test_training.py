@@ -21,6 +21,7 @@ from gold_textgen.training.samplers import TokenBudgetBatchSampler
 from gold_textgen.training.trainer import TrainingJob
 from gold_textgen.workflow.files import write_jsonl
 from gold_textgen.workflow.schema import defaults
+from gold_textgen.workflow.views import training_view
 
 
 def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
@@ -92,7 +93,11 @@ def gold_setup(tiny_data, tmp_path):
 
 def run_job(base: TrainingJob, rewards: Path, objective: str, name: str, callbacks=()) -> Path:
     root = base.output_dir.parent
-    job = TrainingJob(**{**base.__dict__, "objective": objective, "output_dir": root / name, "checkpoint_dir": root / f"ckpt-{name}"})
+    # A training job gets its rule's view of the task (workflow.views.training_view), as in the workflow.
+    task = training_view(base.task, objective)
+    job = TrainingJob(
+        **{**base.__dict__, "task": task, "objective": objective, "output_dir": root / name, "checkpoint_dir": root / f"ckpt-{name}"}
+    )
     job.callbacks = callbacks
     if objective == "mle":
         train_mle(job)

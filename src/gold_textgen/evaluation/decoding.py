@@ -33,10 +33,13 @@ def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
 
 
 def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -> GenerationConfig:
-    """The model's generation config with the task's length settings and the decoder's search settings."""
+    """The model's generation config with the task's length settings and the decoder's search settings;
+    `generation` may leave out the length penalty (a training job's view has none: it samples, and only
+    a beam reads it)."""
     config = GenerationConfig.from_dict(model.generation_config.to_dict())
     apply_length_settings(config, generation)
-    config.length_penalty = generation["length_penalty"]
+    if "length_penalty" in generation:
+        config.length_penalty = generation["length_penalty"]
     config.num_beams = decoder.get("num_beams", 1)
     config.do_sample = decoder.get("do_sample", False)
     for key in ("top_k", "top_p", "temperature"):
