@@ -24,13 +24,21 @@ def test_default_config_is_valid_and_gets_defaults(config):
     assert validated["tasks"]["demo"]["generation"]["batch_size"] == 64
 
 
+def overlays(name: str) -> list[Path]:
+    """The config files a shipped config is used with, after config.yaml: `paper_*.yaml` are overlays of
+    configs/paper.yaml (their header says so), every other file stands alone."""
+    path = REPO / "configs" / name
+    return [REPO / "configs" / "paper.yaml", path] if name.startswith("paper_") else [path]
+
+
 @pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))
 def test_every_shipped_config_merges_into_a_valid_config(config, name):
     from snakemake.utils import update_config
 
-    path = REPO / "configs" / name
-    update_config(config, yaml.safe_load(path.read_text()))
-    take_switched_sources(config, config_layers(REPO / "config.yaml", [path]))
+    layers = overlays(name)
+    for path in layers:
+        update_config(config, yaml.safe_load(path.read_text()))
+    take_switched_sources(config, config_layers(REPO / "config.yaml", layers))
     validate_config(config)
 
 

@@ -141,3 +141,11 @@ def test_the_papers_tasks_get_the_resources_of_their_size(paper):
     assert stage_request(task_config(paper, "cnndm"), "train_mle")["gpu"] == 4
     assert stage_request(task_config(paper, "iwslt14"), "train_mle")["gpu"] == 1
     assert stage_request(task_config(paper, "iwslt14"), "table1") == stage_request(task_config(paper, "iwslt14"), "cpu")
+
+
+@pytest.mark.workflow
+def test_the_on_policy_overlay_plans_table4_on_the_paper_models(tmp_path):
+    overlay = REPO / "configs" / "paper_on_policy.yaml"
+    counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(PAPER), str(overlay)).stdout)
+    assert counts["train_mle"] == 2 * 3 and counts["fine_tune"] == 2 * 3 * 3  # gold_s, mle_pg, gold_pg per task and seed
+    assert counts["table4"] == 1 and counts["paper_comparison"] == 1
