@@ -29,7 +29,8 @@ from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model, count_parameters
 from gold_textgen.training.fine_tune import on_policy_sampling
-from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, ObjectiveSettings, frozen_copy
+from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
+from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.runtime import seed_everything, set_threads
 from gold_textgen.workflow.schema import defaults, validate_config

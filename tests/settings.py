@@ -1,7 +1,7 @@
 """Complete settings objects for tests, from the schema's defaults (its only owner) plus what a test sets."""
 
 from gold_textgen.data.demo_task import DemoTaskSpec
-from gold_textgen.training.fine_tune_trainer import ObjectiveSettings
+from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.workflow.schema import defaults, load_schema
 
 # The smallest transformer the tests train: seconds on a CPU.

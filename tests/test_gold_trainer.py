@@ -15,14 +15,9 @@ from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
-from gold_textgen.training.fine_tune_trainer import (
-    REWARD_FIELD,
-    FineTuneTrainer,
-    LaggedPolicySync,
-    ObjectiveSettings,
-    frozen_copy,
-    token_logprobs,
-)
+from gold_textgen.training.checkpoint_state import LaggedPolicySync
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy, token_logprobs
+from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.schema import load_schema

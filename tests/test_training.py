@@ -13,9 +13,9 @@ from transformers import TrainerCallback
 from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.checkpoints import COMPLETE_FILE, claim_checkpoints
 from gold_textgen.training.fine_tune import fine_tune
-from gold_textgen.training.fine_tune_trainer import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
 from gold_textgen.training.trainer import TrainingJob

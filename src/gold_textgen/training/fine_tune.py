@@ -17,15 +17,9 @@ from ..models.transformer import load_pretrained_model
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import RewardBaseline
 from ..workflow.runtime import seed_everything
-from .fine_tune_trainer import (
-    BASELINE_STATE_FILE,
-    TRUNCATION_STATE_FILE,
-    FineTuneTrainer,
-    LaggedPolicySync,
-    ObjectiveSettings,
-    StateInCheckpoints,
-    frozen_copy,
-)
+from .checkpoint_state import BASELINE_STATE_FILE, TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
+from .fine_tune_trainer import FineTuneTrainer, frozen_copy
+from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .reward_cache import RewardPaddingCollator, attach_cached_rewards
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments

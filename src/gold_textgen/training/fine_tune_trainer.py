@@ -12,22 +12,18 @@ Per batch of references (teacher forcing), for GOLD:
    of reference tokens in the whole update (all gradient-accumulation micro-batches and devices).
 
 pi_tilde starts as the MLE model and is re-synced to the policy every k optimizer updates by
-`LaggedPolicySync`, which also stores it in every checkpoint so a resumed run continues with the same
-pi_tilde. (Not TRL's GOLDTrainer, an unrelated distillation method.) The other objectives weight each
+`LaggedPolicySync` (checkpoint_state.py), which also stores it in every checkpoint so a resumed run
+continues with the same pi_tilde. (Not TRL's GOLDTrainer, an unrelated distillation method.) The other objectives weight each
 token by a function of the current policy's own probability (one forward pass), or drop whole examples.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
-from transformers import PreTrainedModel, Seq2SeqTrainer, TrainerCallback
+from transformers import PreTrainedModel, Seq2SeqTrainer
 
 from ..objectives.gold import (
     after_eos_term,
@@ -40,65 +36,13 @@ from ..objectives.loss_truncation import LossTruncation, sequence_losses
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.token_weighting import dft_weights, mixce_weights, tailr_weights
 from ..objectives.weighted_nll import reference_logprobs, weighted_nll
-from ..workflow.views import uses_mle_rewards
+from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .samplers import EpochSeededSampling
 
 log = logging.getLogger(__name__)
-LAGGED_POLICY_FILE = "lagged_policy.safetensors"
-TRUNCATION_STATE_FILE = "loss_truncation.json"
-BASELINE_STATE_FILE = "reward_baseline.json"
 LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
 REWARD_FIELD = "reward_logprobs"
-
-
-@dataclass(frozen=True)
-class ObjectiveSettings:
-    """The settings of one fine-tuning objective (GOLD's paper symbols in brackets): a typed view of a
-    task's validated `gold` block merged with one entry of its `objectives` (defaults and ranges are the
-    schema's). The settings of other losses are None."""
-
-    loss: str  # gold, dft, tailr, mixce, loss_truncation or nll (see objectives/)
-    min_weight: float  # [u] floor of GOLD's importance weight; TaiLr's lower clamp
-    sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
-    horizon: int  # future tokens in a return, besides the current one
-    gamma: float  # discount inside the window
-    label_smoothing: float  # [epsilon] unweighted, as in the authors' code
-    rewards: str  # cached (looked up) or online (frozen MLE forward pass every step)
-    reward: str | None  # GOLD: delta (GOLD-delta), p (GOLD-p: log p_MLE) or s (GOLD-s: p_MLE)
-    floor: float | None  # GOLD: [c] floor of each reward term
-    baseline: float | None  # GOLD: [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
-    lag: bool | None  # GOLD: weights from pi_tilde (True) or from the current policy (False)
-    density_ratio_threshold: float | None  # TaiLr's gamma
-    mixing_ratio: float | None  # MixCE's eta
-    drop_fraction: float | None  # loss truncation
-    warmup: int | None
-    window: int | None
-    start_from: str | None  # the model fine-tuning starts from (mle, or another objective)
-    baseline_margin: float | None  # policy gradient: moving-average baseline minus this margin
-    samples_per_input: int | None  # policy gradient
-    reward_metric: str | None  # policy gradient: None for the task metric
-
-    SHARED = ("loss", "min_weight", "sync_every", "horizon", "gamma", "label_smoothing", "rewards")
-
-    @classmethod
-    def from_config(cls, values: dict) -> ObjectiveSettings:
-        missing = sorted(set(cls.SHARED) - set(values))
-        if missing:
-            raise ValueError(f"objective settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
-        return cls(**{name: values.get(name) for name in cls.__dataclass_fields__})
-
-    @property
-    def uses_lagged_policy(self) -> bool:
-        return self.loss == "gold" and bool(self.lag)
-
-    @property
-    def uses_rewards(self) -> bool:
-        """Whether the loss reads p_MLE of the frozen MLE model (GOLD-p and GOLD-s)."""
-        return uses_mle_rewards(asdict(self))
-
-    def to_dict(self) -> dict:
-        return {key: value for key, value in asdict(self).items() if value is not None}
 
 
 def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
@@ -264,79 +208,3 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
         if "loss" in logs:
             self._gold_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)
-
-
-class StateInCheckpoints(TrainerCallback):
-    """Keeps an objective's running state (loss truncation's cut-off, the policy gradient's reward
-    baseline) in every checkpoint as JSON, so a resumed run continues exactly as the uninterrupted one."""
-
-    def __init__(self, state, file_name: str):
-        self.state = state  # anything with state_dict() and load_state_dict()
-        self.file_name = file_name
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / self.file_name).write_text(json.dumps(self.state.state_dict()))
-
-    def restore(self, checkpoint: str | Path) -> None:
-        path = Path(checkpoint) / self.file_name
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: cannot resume with the same {self.file_name.split('.')[0]} state")
-        self.state.load_state_dict(json.loads(path.read_text()))
-
-
-class LaggedPolicySync(TrainerCallback):
-    """Copies the policy into pi_tilde every `every` optimizer updates, and keeps pi_tilde in checkpoints.
-
-    The copy happens after update number k, 2k, ...: batches k+1 .. 2k are weighted by the policy as it
-    was after update k. On resume, pi_tilde is loaded from the checkpoint it was saved with.
-    """
-
-    def __init__(self, lagged_model: PreTrainedModel, every: int):
-        self.lagged_model = lagged_model
-        self.every = every
-        self.sync_steps: list[int] = []
-
-    def on_step_end(self, args, state, control, model=None, **kwargs):
-        if state.global_step % self.every == 0:
-            source = model.module if hasattr(model, "module") else model
-            self.lagged_model.load_state_dict(source.state_dict())
-            self.sync_steps.append(state.global_step)
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            folder.mkdir(parents=True, exist_ok=True)
-            tensors = {k: v.detach().cpu().contiguous() for k, v in self.lagged_model.state_dict().items()}
-            save_file(_untied(tensors), str(folder / LAGGED_POLICY_FILE))
-
-    def restore(self, checkpoint: str | Path) -> None:
-        """Load pi_tilde from a checkpoint, strictly: only the tied copies that `_untied` left out of the
-        file may be missing, and they are checked by name."""
-        path = Path(checkpoint) / LAGGED_POLICY_FILE
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: cannot resume GOLD training with the same pi_tilde")
-        state = self.lagged_model.state_dict()
-        tied = set(state) - set(_untied(state))
-        result = self.lagged_model.load_state_dict(load_file(str(path)), strict=False)
-        unexpected, untied_missing = result.unexpected_keys, sorted(set(result.missing_keys) - tied)
-        if unexpected or untied_missing:
-            raise ValueError(
-                f"{path} does not match the model: missing {untied_missing or 'nothing'}, unexpected {unexpected or 'nothing'}"
-            )
-        log.info("restored pi_tilde from %s", path)
-
-
-def _untied(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """safetensors refuses tensors sharing memory (tied embeddings): store one copy of each storage."""
-    seen: dict[int, str] = {}
-    kept = {}
-    for name, tensor in tensors.items():
-        key = tensor.untyped_storage().data_ptr()
-        if key in seen:
-            continue
-        seen[key] = name
-        kept[name] = tensor
-    return kept

@@ -1,0 +1,94 @@
+"""What a fine-tuning run keeps in every checkpoint beside the Trainer's own files, so that a resumed run
+continues exactly as the uninterrupted one: the lagged policy pi_tilde, and the running state of an
+objective (loss truncation's cut-off, the policy gradient's reward baseline)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import PreTrainedModel, TrainerCallback
+
+log = logging.getLogger(__name__)
+LAGGED_POLICY_FILE = "lagged_policy.safetensors"
+TRUNCATION_STATE_FILE = "loss_truncation.json"
+BASELINE_STATE_FILE = "reward_baseline.json"
+
+
+class StateInCheckpoints(TrainerCallback):
+    """Keeps an objective's running state (loss truncation's cut-off, the policy gradient's reward
+    baseline) in every checkpoint as JSON, so a resumed run continues exactly as the uninterrupted one."""
+
+    def __init__(self, state, file_name: str):
+        self.state = state  # anything with state_dict() and load_state_dict()
+        self.file_name = file_name
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / self.file_name).write_text(json.dumps(self.state.state_dict()))
+
+    def restore(self, checkpoint: str | Path) -> None:
+        path = Path(checkpoint) / self.file_name
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: cannot resume with the same {self.file_name.split('.')[0]} state")
+        self.state.load_state_dict(json.loads(path.read_text()))
+
+
+class LaggedPolicySync(TrainerCallback):
+    """Copies the policy into pi_tilde every `every` optimizer updates, and keeps pi_tilde in checkpoints.
+
+    The copy happens after update number k, 2k, ...: batches k+1 .. 2k are weighted by the policy as it
+    was after update k. On resume, pi_tilde is loaded from the checkpoint it was saved with.
+    """
+
+    def __init__(self, lagged_model: PreTrainedModel, every: int):
+        self.lagged_model = lagged_model
+        self.every = every
+        self.sync_steps: list[int] = []
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if state.global_step % self.every == 0:
+            source = model.module if hasattr(model, "module") else model
+            self.lagged_model.load_state_dict(source.state_dict())
+            self.sync_steps.append(state.global_step)
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            folder.mkdir(parents=True, exist_ok=True)
+            tensors = {k: v.detach().cpu().contiguous() for k, v in self.lagged_model.state_dict().items()}
+            save_file(_untied(tensors), str(folder / LAGGED_POLICY_FILE))
+
+    def restore(self, checkpoint: str | Path) -> None:
+        """Load pi_tilde from a checkpoint, strictly: only the tied copies that `_untied` left out of the
+        file may be missing, and they are checked by name."""
+        path = Path(checkpoint) / LAGGED_POLICY_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: cannot resume GOLD training with the same pi_tilde")
+        state = self.lagged_model.state_dict()
+        tied = set(state) - set(_untied(state))
+        result = self.lagged_model.load_state_dict(load_file(str(path)), strict=False)
+        unexpected, untied_missing = result.unexpected_keys, sorted(set(result.missing_keys) - tied)
+        if unexpected or untied_missing:
+            raise ValueError(
+                f"{path} does not match the model: missing {untied_missing or 'nothing'}, unexpected {unexpected or 'nothing'}"
+            )
+        log.info("restored pi_tilde from %s", path)
+
+
+def _untied(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """safetensors refuses tensors sharing memory (tied embeddings): store one copy of each storage."""
+    seen: dict[int, str] = {}
+    kept = {}
+    for name, tensor in tensors.items():
+        key = tensor.untyped_storage().data_ptr()
+        if key in seen:
+            continue
+        seen[key] = name
+        kept[name] = tensor
+    return kept
