@@ -23,6 +23,12 @@ DISTINCT_ORDER = 2
 SAMPLER = "topk20"
 
 
+def first_decoder_scores(scores: pd.DataFrame, task: str) -> pd.DataFrame:
+    """The task's scores with the experiment's first decoder (the first one its score files list)."""
+    scores = scores[scores["task"] == task]
+    return scores[scores["decoder"] == scores["decoder"].iloc[0]]
+
+
 def seed_statistics(scores: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Per task and objective: mean and sample std over seeds of `metric` (sampling runs averaged first)."""
     runs = average_sample_runs(scores, [metric])
@@ -41,8 +47,8 @@ def objectives_table(
     the column empty); `diversity`: each task's diversity table (distinct n-grams per run)."""
     rows = []
     for task, metric in task_metrics.items():
-        first_decoder = test_scores.loc[test_scores["task"] == task, "decoder"].iloc[0]
-        scores = test_scores[(test_scores["task"] == task) & (test_scores["decoder"] == first_decoder)]
+        scores = first_decoder_scores(test_scores, task)
+        first_decoder = scores["decoder"].iloc[0]
         quality = seed_statistics(scores, metric)
         perplexity = seed_statistics(scores, "perplexity")
         drops = _sampling_drop(sweep_scores, task, metric)

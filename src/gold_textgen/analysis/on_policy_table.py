@@ -11,7 +11,7 @@ import pandas as pd
 from ..workflow.files import write_csv, write_text
 from . import objective_names
 from .markdown import markdown_table
-from .objectives_table import seed_statistics
+from .objectives_table import first_decoder_scores, seed_statistics
 
 
 def table4(
@@ -26,9 +26,7 @@ def table4(
     for task, metric in task_metrics.items():
         starts, reward_metrics = task_starts[task], task_reward_metrics[task]
         shown = list(dict.fromkeys(["mle", *starts.values(), *starts]))
-        scores = test_scores[test_scores["task"] == task]
-        scores = scores[scores["decoder"] == scores["decoder"].iloc[0]]
-        stats = seed_statistics(scores, metric).loc[task]
+        stats = seed_statistics(first_decoder_scores(test_scores, task), metric).loc[task]
         mle = stats.loc["mle", "mean"] if "mle" in stats.index else float("nan")
         for objective in shown:
             if objective not in stats.index:

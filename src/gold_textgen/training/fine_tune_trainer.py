@@ -47,9 +47,7 @@ REWARD_FIELD = "reward_logprobs"
 
 def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
     """log p(y_t | y_<t, x) of each reference token under `model`, [B, T] (0 at padding)."""
-    logits = model(**inputs).logits.float()
-    gathered = torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-    return gathered.masked_fill(labels.eq(-100), 0.0)
+    return reference_logprobs(torch.log_softmax(model(**inputs).logits.float(), dim=-1), labels)
 
 
 def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:

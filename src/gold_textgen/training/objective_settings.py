@@ -50,7 +50,7 @@ class ObjectiveSettings:
     @property
     def uses_rewards(self) -> bool:
         """Whether the loss reads p_MLE of the frozen MLE model (GOLD-p and GOLD-s)."""
-        return uses_mle_rewards(asdict(self))
+        return uses_mle_rewards({"loss": self.loss, "reward": self.reward})  # read every step: no asdict copy
 
     def to_dict(self) -> dict:
         return {key: value for key, value in asdict(self).items() if value is not None}
