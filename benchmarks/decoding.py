@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 import yaml
 
+from gold_textgen.data.token_features import input_features
 from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
 from gold_textgen.models.transformer import load_pretrained_model
@@ -32,7 +33,7 @@ def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: in
     batch_size = task["generation"]["batch_size"]
     tokenizer = load_tokenizer(model_dir)
     model = load_pretrained_model(model_dir).to(pick_device())
-    sources = [r["source"] for r in read_jsonl(data_path)]
+    records = read_jsonl(data_path)
     config = generation_config(model, task["generation"], {"num_beams": num_beams})
     times: dict[str, list[float]] = {"grouped": [], "unsorted": []}
     outputs: dict[str, list[str]] = {}
@@ -41,7 +42,14 @@ def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: in
         for name in names:
             start = time.perf_counter()
             outputs[name] = generate_texts(
-                model, tokenizer, sources, config, batch_size, task["max_source_length"], group_by_length=name == "grouped"
+                model,
+                tokenizer,
+                records,
+                config,
+                batch_size,
+                task["max_source_length"],
+                group_by_length=name == "grouped",
+                features=input_features(task["model"]),
             )
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
@@ -51,11 +59,11 @@ def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: in
     same = sum(a == b for a, b in zip(outputs["grouped"], outputs["unsorted"], strict=True))
     medians = {name: statistics.median(values) for name, values in times.items()}
     throughput = {name: tokens[name] / medians[name] for name in medians}
-    print(f"{len(sources)} inputs from {data_path}; batch size {batch_size}; beams {num_beams}; {rounds} timed rounds")
+    print(f"{len(records)} inputs from {data_path}; batch size {batch_size}; beams {num_beams}; {rounds} timed rounds")
     print(f"device: {next(model.parameters()).device}, torch threads {torch.get_num_threads()}")
     for name in medians:
         print(f"{name:9s} median {medians[name]:7.2f} s  {throughput[name]:9.1f} output tokens/s")
-    print(f"identical outputs: {same}/{len(sources)}")
+    print(f"identical outputs: {same}/{len(records)}")
     print(f"ratio grouped / unsorted tokens/s = {throughput['grouped'] / throughput['unsorted']:.3f}")
     return throughput
 

@@ -24,14 +24,14 @@ import yaml
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
-from gold_textgen.data.seq2seq_batches import length_sorted_batches, tokenize_records
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model, count_parameters
 from gold_textgen.training.fine_tune import on_policy_sampling
-from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
 from gold_textgen.training.objective_settings import ObjectiveSettings
-from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
+from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.runtime import seed_everything, set_threads
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import task_config
@@ -75,7 +75,7 @@ def run(
     lengths = (task["max_source_length"], task["max_target_length"])
     cache = token_nll_table(policy, tokenizer, records, *lengths, batch_size)
     dataset = attach_cached_rewards(tokenize_records(records, tokenizer, *lengths), cache)
-    collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=policy))
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=policy), label_fields=(REWARD_FIELD,))
     order = list(length_sorted_batches([len(x) for x in dataset["labels"]], batch_size))
     batches = [collate([dataset[i] for i in order[k % len(order)]]) for k in range(steps + warmup)]
     objective = task["objectives"].get("gold_s") or defaults("objective", reward="s", floor=0.1, min_weight=0.1)

@@ -21,3 +21,9 @@ def objective_settings(**values) -> ObjectiveSettings:
     objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
     block = defaults("gold", **{k: v for k, v in values.items() if k not in objective_keys})
     return ObjectiveSettings.from_config({**block, **objective})
+
+
+def tiny_recurrent(architecture: str, **values) -> dict:
+    """The model settings of a tiny NQG++ or pointer-generator (seconds to train on a CPU)."""
+    sizes = {"embedding_dim": 16, "encoder_hidden": 16, "decoder_hidden": 16, "attention_dim": 12, "dropout": 0.0}
+    return defaults("model", kind="scratch", architecture=architecture, **(sizes | values))

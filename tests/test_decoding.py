@@ -47,10 +47,14 @@ def test_decoder_settings_reach_the_generation_config(tokenizer):
     assert generation_config(model, GENERATION, {"num_beams": 4}).num_beams == 4
 
 
+def as_records(sources: list[str]) -> list[dict]:
+    return [{"id": index, "source": source, "target": ""} for index, source in enumerate(sources)]
+
+
 def test_sampling_is_seeded_and_top_k_one_is_greedy(tokenizer):
     torch.manual_seed(0)
     model = build_scratch_model(TINY_MODEL, tokenizer)
-    sources = ["w1 w2 w3", "w4 w5", "w6"]
+    sources = as_records(["w1 w2 w3", "w4 w5", "w6"])
     lengths = GENERATION | {"min_new_tokens": 1}
     greedy = generate_texts(model, tokenizer, sources, generation_config(model, lengths, {"num_beams": 1}), 2, 16)
     top1 = generate_texts(model, tokenizer, sources, generation_config(model, lengths, {"do_sample": True, "top_k": 1}), 2, 16, 5)
@@ -84,8 +88,8 @@ def test_top_k_changes_what_sampling_produces(tokenizer):
     equal greedy search whatever the seed."""
     torch.manual_seed(0)
     model = build_scratch_model(TINY_MODEL, tokenizer)
-    greedy = generate_texts(model, tokenizer, WORDS[:6], generation_config(model, GENERATION, {"num_beams": 1}), 8, 16)
+    greedy = generate_texts(model, tokenizer, as_records(WORDS[:6]), generation_config(model, GENERATION, {"num_beams": 1}), 8, 16)
     top1 = generation_config(model, GENERATION, {"do_sample": True, "top_k": 1})
     wide = generation_config(model, GENERATION, {"do_sample": True, "top_k": 0})
-    assert generate_texts(model, tokenizer, WORDS[:6], top1, 8, 16, sample_seed=3) == greedy
-    assert any(generate_texts(model, tokenizer, WORDS[:6], wide, 8, 16, sample_seed=seed) != greedy for seed in range(3))
+    assert generate_texts(model, tokenizer, as_records(WORDS[:6]), top1, 8, 16, sample_seed=3) == greedy
+    assert any(generate_texts(model, tokenizer, as_records(WORDS[:6]), wide, 8, 16, sample_seed=seed) != greedy for seed in range(3))

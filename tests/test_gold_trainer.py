@@ -10,7 +10,7 @@ from settings import TINY_MODEL, demo_spec, objective_settings
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
 from gold_textgen.data.demo_task import generate_split
-from gold_textgen.data.seq2seq_batches import tokenize_records
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
@@ -18,7 +18,7 @@ from gold_textgen.objectives.gold import REWARD_KINDS
 from gold_textgen.training.checkpoint_state import LaggedPolicySync
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy, token_logprobs
 from gold_textgen.training.objective_settings import ObjectiveSettings
-from gold_textgen.training.reward_cache import RewardPaddingCollator, attach_cached_rewards
+from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.schema import load_schema
 
@@ -34,7 +34,7 @@ def setup():
 
 def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, reward_model=None, **args) -> FineTuneTrainer:
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False, **args)
-    collator = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     return FineTuneTrainer(
         model=model,
         args=arguments,
@@ -51,7 +51,7 @@ def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
     dataset = tokenize_records(records, tokenizer, 12, 12)
     cache = token_nll_table(model, tokenizer, records, 12, 12, batch_size=5)
     cached_set = attach_cached_rewards(dataset, cache)
-    collate = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     for reward in ("p", "s"):
         settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
         cached = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="cached"))

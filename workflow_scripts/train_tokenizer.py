@@ -14,6 +14,8 @@ with log_to_file(snakemake.log[0]):
         vocab_size=settings["vocab_size"],
         min_frequency=settings["min_frequency"],
         lowercase=settings["lowercase"],
+        split_punctuation=settings["split_punctuation"],
+        copy_slots=settings["copy_slots"],
     )
     with atomic_directory(snakemake.output[0]) as staging:
         tokenizer.save_pretrained(staging)

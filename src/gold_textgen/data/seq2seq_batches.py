@@ -1,25 +1,68 @@
-"""Turning contract records into tokenized examples for the Trainer, and batches for inference."""
+"""Turning contract records into tokenized examples for the Trainer, and batches for inference.
+
+A tokenizer with copy placeholders (copy_vocabulary.py) encodes each record with its own extended
+vocabulary; a model that reads token features (token_features.py) gets one id per source word for each
+(these models' word-level tokenizers have one token per word).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
 import datasets
+import torch
 from transformers import PreTrainedTokenizerBase
+
+from ..models.copy_slots import copy_slots
+from .copy_vocabulary import CopyVocabulary
+from .token_features import FEATURE_COLUMNS, feature_ids
+
+
+def encode_records(
+    records: Sequence[dict],
+    tokenizer: PreTrainedTokenizerBase,
+    max_source_length: int,
+    max_target_length: int | None,
+    features: Sequence[str] = (),
+) -> list[dict]:
+    """Per record: input_ids, attention_mask, labels (reference tokens + EOS, truncated; left out when
+    `max_target_length` is None), the `features`' tag ids and, with copy placeholders, the source's
+    out-of-vocabulary words (`oov_words`)."""
+    if not copy_slots(tokenizer) and not features:
+        sources = tokenizer([r["source"] for r in records], max_length=max_source_length, truncation=True)
+        encoded = [
+            {"input_ids": ids, "attention_mask": mask} for ids, mask in zip(sources["input_ids"], sources["attention_mask"], strict=True)
+        ]
+        if max_target_length is not None:
+            targets = tokenizer(text_target=[r["target"] for r in records], max_length=max_target_length, truncation=True)["input_ids"]
+            for example, labels in zip(encoded, targets, strict=True):
+                example["labels"] = labels
+        return encoded
+    vocabulary = CopyVocabulary(tokenizer)
+    encoded = []
+    for record in records:
+        target = record["target"] if max_target_length is not None else None
+        pair = vocabulary.encode(record["source"], target, max_source_length, max_target_length or 0)
+        example = {"input_ids": pair.input_ids, "attention_mask": [1] * len(pair.input_ids), "oov_words": pair.oov_words}
+        if pair.labels is not None:
+            example["labels"] = pair.labels
+        for name in features:
+            example[FEATURE_COLUMNS[name]] = feature_ids(record, name, pair.source_words, len(pair.input_ids))
+        encoded.append(example)
+    return encoded
 
 
 def tokenize_records(
-    records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_source_length: int, max_target_length: int
+    records: Sequence[dict],
+    tokenizer: PreTrainedTokenizerBase,
+    max_source_length: int,
+    max_target_length: int,
+    features: Sequence[str] = (),
 ) -> datasets.Dataset:
-    """A `datasets.Dataset` with input_ids, attention_mask and labels (reference tokens + EOS, truncated)."""
-    table = datasets.Dataset.from_dict({"source": [r["source"] for r in records], "target": [r["target"] for r in records]})
-
-    def encode(batch: dict) -> dict:
-        features = tokenizer(batch["source"], max_length=max_source_length, truncation=True)
-        features["labels"] = tokenizer(text_target=batch["target"], max_length=max_target_length, truncation=True)["input_ids"]
-        return features
-
-    return table.map(encode, batched=True, remove_columns=["source", "target"], desc="tokenizing")
+    """A `datasets.Dataset` with input_ids, attention_mask, labels and the token features' columns."""
+    encoded = encode_records(records, tokenizer, max_source_length, max_target_length, features)
+    columns = ["input_ids", "attention_mask", "labels", *(FEATURE_COLUMNS[name] for name in features)]
+    return datasets.Dataset.from_dict({column: [example[column] for example in encoded] for column in columns})
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
@@ -27,3 +70,24 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[l
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
     for start in range(0, len(order), batch_size):
         yield order[start : start + batch_size]
+
+
+class PaddedFieldsCollator:
+    """Wraps a seq2seq collator: pads the per-token fields it does not know (token features, aligned with
+    input_ids; cached rewards, aligned with labels) to their batch width with 0."""
+
+    def __init__(self, base, source_fields: Sequence[str] = tuple(FEATURE_COLUMNS.values()), label_fields: Sequence[str] = ()):
+        self.base = base
+        self.fields = {**dict.fromkeys(source_fields, "input_ids"), **dict.fromkeys(label_fields, "labels")}
+
+    def __call__(self, features: list[dict]) -> dict:
+        extra = {name: [feature.pop(name) for feature in features] for name in self.fields if name in features[0]}
+        batch = self.base(features)
+        for name, rows in extra.items():
+            width = batch[self.fields[name]].shape[1]
+            dtype = torch.float32 if isinstance(rows[0][0], float) else torch.long
+            padded = torch.zeros(len(rows), width, dtype=dtype)
+            for row, values in enumerate(rows):
+                padded[row, : len(values)] = torch.tensor(values, dtype=dtype)
+            batch[name] = padded
+        return batch

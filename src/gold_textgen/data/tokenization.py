@@ -14,19 +14,32 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
+from ..models.copy_slots import placeholders
+
 SPECIAL_TOKENS = {"bos_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}
 # Fixed ids 0..3 in BART's order, so a config built from scratch matches BART's conventions.
 SPECIAL_ORDER = ["<s>", "<pad>", "</s>", "<unk>"]
 
 
 def train_tokenizer(
-    texts: Iterable[str], kind: str = "wordlevel", vocab_size: int = 8000, min_frequency: int = 1, lowercase: bool = False
+    texts: Iterable[str],
+    kind: str = "wordlevel",
+    vocab_size: int = 8000,
+    min_frequency: int = 1,
+    lowercase: bool = False,
+    split_punctuation: bool = False,
+    copy_slots: int = 0,
 ) -> PreTrainedTokenizerFast:
-    """Train a word-level or BPE tokenizer on `texts` and wrap it for transformers."""
+    """Train a word-level or BPE tokenizer on `texts` and wrap it for transformers; a word-level one may
+    split punctuation off words, and hold `copy_slots` copy placeholders after its words (the copy
+    models' extended vocabulary, copy_vocabulary.py)."""
+    if copy_slots and kind != "wordlevel":
+        raise ValueError("copy placeholders need a word-level tokenizer (one token per word)")
     if kind == "wordlevel":
         tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
         trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_ORDER)
-        tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        words = pre_tokenizers.WhitespaceSplit()
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([words, pre_tokenizers.Punctuation()]) if split_punctuation else words
         tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=False)  # joins words with single spaces
     elif kind == "bpe":
         tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
@@ -40,7 +53,10 @@ def train_tokenizer(
     tokenizer.train_from_iterator(texts, trainer=trainer)
     eos_id = tokenizer.token_to_id("</s>")
     tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos_id)])
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
+    wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)
+    if copy_slots:
+        wrapped.add_tokens(placeholders(copy_slots))
+    return wrapped
 
 
 def leading_target_specials(tokenizer: PreTrainedTokenizerBase) -> int:

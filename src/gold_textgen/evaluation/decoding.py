@@ -1,4 +1,5 @@
-"""Batched decoding with transformers' generate(), inputs grouped by length."""
+"""Batched decoding with the model's generate() (transformers' own, or the recurrent models' search), inputs
+grouped by length."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import Sequence
 
 import torch
 from tqdm.auto import tqdm
-from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import DataCollatorForSeq2Seq, GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.seq2seq_batches import length_sorted_batches
+from ..data.copy_vocabulary import CopyVocabulary
+from ..data.seq2seq_batches import PaddedFieldsCollator, encode_records, length_sorted_batches
+from ..models.copy_slots import copy_slots
 
 log = logging.getLogger(__name__)
 
@@ -53,27 +56,33 @@ def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -
 def generate_texts(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    sources: Sequence[str],
+    records: Sequence[dict],
     config: GenerationConfig,
     batch_size: int,
     max_source_length: int,
     sample_seed: int = 0,
     group_by_length: bool = True,
+    features: Sequence[str] = (),
 ) -> list[str]:
-    """Decode every source; outputs come back in input order whatever the batching. Batches group inputs
-    of similar length (less padding) unless `group_by_length` is off (input order, for comparison)."""
+    """Decode every record's source; outputs come back in input order whatever the batching. Batches group
+    inputs of similar length (less padding) unless `group_by_length` is off (input order, for comparison).
+    A copy model's placeholders come back as the source words they stand for."""
     device = next(model.parameters()).device
     model.eval()
     torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
-    encoded = tokenizer(list(sources), max_length=max_source_length, truncation=True)["input_ids"]
-    outputs: list[str | None] = [None] * len(sources)
+    encoded = encode_records(records, tokenizer, max_source_length, None, features)
+    copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer))
+    outputs: list[str | None] = [None] * len(records)
     if group_by_length:
-        batches = list(length_sorted_batches([len(ids) for ids in encoded], batch_size))
+        batches = list(length_sorted_batches([len(example["input_ids"]) for example in encoded], batch_size))
     else:
         batches = [list(range(start, min(start + batch_size, len(encoded)))) for start in range(0, len(encoded), batch_size)]
     for batch in tqdm(batches, desc="decoding", unit="batch", mininterval=5.0):
-        inputs = tokenizer.pad({"input_ids": [encoded[i] for i in batch]}, return_tensors="pt").to(device)
+        inputs = collate([{k: v for k, v in encoded[i].items() if k != "oov_words"} for i in batch]).to(device)
         generated = model.generate(**inputs, generation_config=config)
         for index, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+            if copying is not None:
+                text = copying.restore(text, encoded[index]["oov_words"])
             outputs[index] = text.strip()
     return outputs  # type: ignore[return-value]

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..data.token_features import input_features
 from ..data.tokenization import load_tokenizer
 from ..models.transformer import load_pretrained_model
 from ..workflow.files import read_jsonl, write_json, write_jsonl
@@ -47,14 +48,22 @@ def evaluate_model(
     model = load_pretrained_model(model_dir).to(pick_device())
     records = read_jsonl(data_path)
     table = write_token_table(model, tokenizer, records, nll_path, task)
-    sources = [r["source"] for r in records]
     generation = task["generation"]
     for number, run in enumerate(runs, start=1):
         config = generation_config(model, generation, run.settings)
         log.info(
             "run %d/%d: %s sample %d on %d examples: %s", number, len(runs), run.decoder, run.sample, len(records), config.to_diff_dict()
         )
-        hypotheses = generate_texts(model, tokenizer, sources, config, generation["batch_size"], task["max_source_length"], run.sample)
+        hypotheses = generate_texts(
+            model,
+            tokenizer,
+            records,
+            config,
+            generation["batch_size"],
+            task["max_source_length"],
+            run.sample,
+            features=input_features(task["model"]),
+        )
         rows = [
             {"id": r["id"], "source": r["source"], "reference": r["target"], "hypothesis": h, "decoder": run.decoder}
             for r, h in zip(records, hypotheses, strict=True)

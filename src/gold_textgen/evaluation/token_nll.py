@@ -24,7 +24,8 @@ import torch
 from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.seq2seq_batches import length_sorted_batches, tokenize_records
+from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
+from ..data.token_features import input_features
 from ..data.tokenization import leading_target_specials, load_tokenizer
 from ..models.transformer import load_pretrained_model
 from ..workflow.files import atomic_open, read_jsonl
@@ -44,16 +45,17 @@ def token_nll_table(
     max_target_length: int,
     batch_size: int,
     skip_leading: int = 0,
+    features: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The token table; the first `skip_leading` label positions of every reference are left out."""
     device = next(model.parameters()).device
     model.eval()
-    features = tokenize_records(records, tokenizer, max_source_length, max_target_length)
-    collate = DataCollatorForSeq2Seq(tokenizer, model=model)
+    examples = tokenize_records(records, tokenizer, max_source_length, max_target_length, features)
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     parts = []
-    batches = list(length_sorted_batches([len(x) for x in features["labels"]], batch_size))
+    batches = list(length_sorted_batches([len(x) for x in examples["labels"]], batch_size))
     for batch in tqdm(batches, desc="token NLL", unit="batch", mininterval=5.0):
-        inputs = collate([features[i] for i in batch]).to(device)
+        inputs = collate([examples[i] for i in batch]).to(device)
         labels = inputs["labels"]
         logits = model(**inputs).logits.float()
         log_probs = torch.log_softmax(logits, dim=-1)
@@ -92,7 +94,8 @@ def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Pa
     if skip:
         log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
     batch_size = task["generation"]["batch_size"]
-    table = token_nll_table(model, tokenizer, records, task["max_source_length"], task["max_target_length"], batch_size, skip)
+    lengths = (task["max_source_length"], task["max_target_length"])
+    table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, input_features(task["model"]))
     with atomic_open(output_path, "wb") as handle:
         table.to_parquet(handle, index=False)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+RECURRENT_FAMILIES = {"nqg_pp": "NQG++", "pointer_generator": "pointer-generator"}
+
 
 def model_label(model: dict) -> str:
     """A short description of a model (a task's `model` settings): the checkpoint name, or the
     from-scratch shape."""
     if model["kind"] == "pretrained":
         return str(model["name_or_path"])
+    if model.get("architecture") in RECURRENT_FAMILIES:
+        return (
+            f"{RECURRENT_FAMILIES[model['architecture']]}, embeddings {model['embedding_dim']}, encoder {model['encoder_hidden']}, "
+            f"decoder {model['decoder_hidden']} (from scratch)"
+        )
     return (
         f"{model['architecture']} {model['encoder_layers']}+{model['decoder_layers']} layers, d {model['d_model']}, "
         f"{model['attention_heads']} heads, FFN {model['ffn_dim']} (from scratch)"
@@ -15,6 +22,6 @@ def model_label(model: dict) -> str:
 
 
 def model_family(model: dict) -> str:
-    """The model family, as the paper's tables group them: every architecture this project builds or
-    loads today is a transformer (the paper's Tables 1 and 2 use recurrent models)."""
-    return "transformer"
+    """The model family, as the paper's tables group them: `recurrent` for the standard models of its
+    Tables 1 and 2 (NQG++, the pointer-generator), `transformer` for the rest (Table 3)."""
+    return "recurrent" if model.get("architecture") in RECURRENT_FAMILIES else "transformer"

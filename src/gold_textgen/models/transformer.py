@@ -1,4 +1,5 @@
-"""Seq2seq models: a transformer built from config sizes, or a pretrained checkpoint.
+"""Seq2seq models: a transformer built from config sizes, or a pretrained checkpoint (the recurrent copy
+models of the paper's Tables 1 and 2 are in recurrent.py; `initial_model` builds either).
 
 Two from-scratch layouts, both plain post-LayerNorm encoder-decoders with tied embeddings:
 
@@ -24,6 +25,8 @@ from transformers import (
     PreTrainedModel,
     PreTrainedTokenizerBase,
 )
+
+from .recurrent import RECURRENT_ARCHITECTURES, build_recurrent_model  # also registers them with the Auto classes
 
 ARCHITECTURES = {"transformer": (MarianConfig, MarianMTModel), "bart": (BartConfig, BartForConditionalGeneration)}
 
@@ -109,7 +112,11 @@ def freeze_fixed_positions(model: PreTrainedModel) -> PreTrainedModel:
     return model
 
 
-def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -> PreTrainedModel:
+def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase, feature_sizes: dict[str, int] | None = None) -> PreTrainedModel:
+    """The model a task's MLE training starts from; `feature_sizes`: the token features a recurrent model
+    embeds (name -> inventory size)."""
+    if model_config["kind"] == "scratch" and model_config.get("architecture") in RECURRENT_ARCHITECTURES:
+        return build_recurrent_model(model_config, tokenizer, feature_sizes or {})
     if model_config["kind"] == "scratch":
         return build_scratch_model(model_config, tokenizer)
     return load_pretrained_model(model_config["name_or_path"], model_config.get("revision"))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 from transformers import DataCollatorForSeq2Seq
 
+from ..data.seq2seq_batches import PaddedFieldsCollator
 from ..data.tokenization import load_tokenizer
 from ..evaluation import metrics
 from ..evaluation.decoding import generation_config
@@ -18,10 +19,10 @@ from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import RewardBaseline
 from ..workflow.runtime import seed_everything
 from .checkpoint_state import BASELINE_STATE_FILE, TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
-from .fine_tune_trainer import FineTuneTrainer, frozen_copy
+from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
-from .reward_cache import RewardPaddingCollator, attach_cached_rewards
+from .reward_cache import attach_cached_rewards
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
             callback.restore(checkpoint)
     # The Trainer's own label smoother stays off: the weighted loss adds its unweighted smoothing itself.
     arguments = training_arguments(settings, job, label_smoothing_factor=0.0, remove_unused_columns=False)
-    collator = RewardPaddingCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     trainer = build_trainer(
         FineTuneTrainer,
         job,

@@ -137,11 +137,17 @@ class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
             returns = delta_returns(mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
         parts = weighted_nll(logprobs, labels, weights, returns, self.gold.label_smoothing)
         normaliser = num_items_in_batch if num_items_in_batch is not None else parts.num_tokens
-        loss = parts.loss_sum / normaliser
+        loss = (parts.loss_sum + self.model_terms(model, outputs, mask)) / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
         self._track(parts, weights, returns, terms, mask)
         return (loss, outputs) if return_outputs else loss
+
+    def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:
+        """A loss term the model itself adds to every objective (the pointer-generator's coverage loss)."""
+        if getattr(outputs, "coverage_losses", None) is None:
+            return 0.0
+        return self.accelerator.unwrap_model(model).coverage_term(outputs.coverage_losses, mask)
 
     def token_weights(self, reference_logprobs_: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The loss's per-token weights [B, T] from the reference tokens' log-probabilities under pi_tilde

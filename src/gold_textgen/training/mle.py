@@ -7,6 +7,8 @@ import logging
 
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
 
+from ..data.seq2seq_batches import PaddedFieldsCollator
+from ..data.token_features import feature_sizes, input_features
 from ..data.tokenization import load_tokenizer
 from ..models.transformer import count_parameters, initial_model
 from ..workflow.runtime import seed_everything
@@ -29,10 +31,11 @@ def train_mle(job: TrainingJob) -> dict:
         if job.tokenizer_path
         else load_tokenizer(job.task["model"]["name_or_path"], job.task["model"].get("revision"))
     )
-    model = initial_model(job.task["model"], tokenizer)
+    model = initial_model(job.task["model"], tokenizer, feature_sizes(input_features(job.task["model"])))
     configure_generation(model, job.task)
     log.info("model: %s parameters", f"{count_parameters(model):,}")
     datasets = load_splits(job, tokenizer, settings["eval_max_examples"])
     checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "tokenizer": job.tokenizer_path})
-    trainer = build_trainer(MleTrainer, job, settings, model, tokenizer, datasets, DataCollatorForSeq2Seq(tokenizer, model=model))
+    collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    trainer = build_trainer(MleTrainer, job, settings, model, tokenizer, datasets, collator)
     return run_and_save(trainer, job, settings, checkpoint)

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 import datasets
 import numpy as np
 import pandas as pd
-import torch
 
 from .fine_tune_trainer import REWARD_FIELD
 
@@ -30,21 +29,3 @@ def attach_cached_rewards(train_set: datasets.Dataset, table: pd.DataFrame) -> d
             raise ValueError(f"reward cache example {example} was computed on other tokens than the training reference; rebuild the cache")
         logprobs.append((-rows["nll"].to_numpy(dtype=np.float32)).tolist())
     return train_set.add_column(REWARD_FIELD, logprobs)
-
-
-class RewardPaddingCollator:
-    """Wraps a seq2seq collator: pads the per-token reward column to the labels' width (0 = log 1 at
-    padding, which the loss masks out anyway)."""
-
-    def __init__(self, base):
-        self.base = base
-
-    def __call__(self, features: list[dict]) -> dict:
-        rewards = [feature.pop(REWARD_FIELD) for feature in features] if REWARD_FIELD in features[0] else None
-        batch = self.base(features)
-        if rewards is not None:
-            padded = torch.zeros(batch["labels"].shape, dtype=torch.float32)
-            for row, values in enumerate(rewards):
-                padded[row, : len(values)] = torch.tensor(values, dtype=torch.float32)
-            batch[REWARD_FIELD] = padded
-        return batch

@@ -24,9 +24,12 @@ from transformers import (
     Seq2SeqTrainingArguments,
 )
 
+from ..data.copy_vocabulary import CopyVocabulary
 from ..data.seq2seq_batches import tokenize_records
+from ..data.token_features import input_features
 from ..evaluation import metrics
 from ..evaluation.decoding import apply_length_settings
+from ..models.copy_slots import copy_slots
 from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
 from ..workflow.provenance import provenance
@@ -131,13 +134,16 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
 
 
 def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring: metrics.Scoring):
-    """Decode generated ids and labels, then score them with the task metric."""
+    """Decode generated ids and labels, then score them with the task metric. A copy model's placeholders
+    become one-word stand-ins on both sides (the Trainer hands over ids without their sources)."""
+    copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
+
+    def decode(ids: np.ndarray) -> list[str]:
+        texts = tokenizer.batch_decode(np.where(ids < 0, tokenizer.pad_token_id, ids), skip_special_tokens=True)
+        return texts if copying is None else [copying.restore(text, None) for text in texts]
 
     def compute(prediction) -> dict[str, float]:
-        predictions = np.where(prediction.predictions < 0, tokenizer.pad_token_id, prediction.predictions)
-        labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
-        hypotheses = tokenizer.batch_decode(predictions, skip_special_tokens=True)
-        references = tokenizer.batch_decode(labels, skip_special_tokens=True)
+        hypotheses, references = decode(prediction.predictions), decode(prediction.label_ids)
         return {metric: metrics.task_metric(metric, hypotheses, references, scoring)}
 
     return compute
@@ -157,8 +163,9 @@ def configure_generation(model: PreTrainedModel, task: dict) -> None:
 def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int):
     """Tokenized training set and the first `eval_max_examples` dev examples."""
     lengths = (job.task["max_source_length"], job.task["max_target_length"])
-    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths)
-    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths)
+    features = input_features(job.task["model"])
+    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths, features)
+    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths, features)
     return train_set, valid_set
 
 

@@ -67,6 +67,41 @@ def check_references(config: dict) -> None:
                 )
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+        _check_recurrent_model(name, task)
+
+
+RECURRENT = ("nqg_pp", "pointer_generator")
+
+
+def _check_recurrent_model(name: str, task: dict) -> None:
+    """The copy models read one token per word with placeholders for the source's unknown words; token
+    features are theirs only; on-policy sampling (texts restored from placeholders) is not wired for them."""
+    model = task["model"]
+    recurrent = model["kind"] == "scratch" and model["architecture"] in RECURRENT
+    if model["features"] and not recurrent:
+        raise ConfigError(f"config key tasks.{name}.model.features: only the recurrent models ({', '.join(RECURRENT)}) read token features")
+    if not recurrent:
+        return
+    tokenizer = task["tokenizer"]
+    if tokenizer["kind"] != "wordlevel":
+        raise ConfigError(f"config key tasks.{name}.tokenizer.kind: the {model['architecture']} model reads words (wordlevel)")
+    if model["copy"] and tokenizer["copy_slots"] < 1:
+        raise ConfigError(
+            f"config key tasks.{name}.tokenizer.copy_slots: the {model['architecture']} model copies over the source-extended "
+            f"vocabulary, which needs copy_slots >= 1 (max_source_length, {task['max_source_length']}, covers every source word)"
+        )
+    if not model["copy"] and tokenizer["copy_slots"]:
+        raise ConfigError(
+            f"config key tasks.{name}.tokenizer.copy_slots: must be 0 with model.copy false (a model that cannot copy "
+            "cannot produce the placeholders its references would hold)"
+        )
+    if model["encoder_hidden"] % 2:
+        raise ConfigError(f"config key tasks.{name}.model.encoder_hidden: must be even (two directions of half of it)")
+    for objective, settings in task["objectives"].items():
+        if settings["loss"] == "policy_gradient":
+            raise ConfigError(
+                f"config key tasks.{name}.objectives.{objective}.loss: policy_gradient is not wired for the {model['architecture']} model"
+            )
 
 
 def _check_decoder_name(config: dict, key: str, decoder: str) -> None:

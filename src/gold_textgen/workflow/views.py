@@ -107,8 +107,14 @@ def decoder_view(config: dict, task: str, decoder: str) -> dict:
 
 
 def decoding_view(task: dict) -> dict:
-    """The task settings that decoding reads: lengths and generation."""
-    return {key: task[key] for key in ("name", "max_source_length", "max_target_length", "generation")}
+    """The task settings that decoding reads: lengths, generation and the token features the model reads."""
+    return {**{key: task[key] for key in ("name", "max_source_length", "max_target_length", "generation")}, "model": model_inputs(task)}
+
+
+def model_inputs(task: dict) -> dict:
+    """The part of a task's `model` settings that encoding its inputs reads (the recurrent models' token
+    features), for the views of rules that encode but do not build models."""
+    return {"features": task["model"]["features"]}
 
 
 def teacher_forcing_view(task: dict) -> dict:
@@ -117,6 +123,7 @@ def teacher_forcing_view(task: dict) -> dict:
     return {
         **{key: task[key] for key in ("name", "max_source_length", "max_target_length")},
         "generation": {"batch_size": task["generation"]["batch_size"]},
+        "model": model_inputs(task),
     }
 
 

@@ -1,0 +1,342 @@
+"""The paper's standard models: NQG++ (Zhou et al. 2017) and the pointer-generator (See et al. 2017), with
+the layout and sizes of clovaai/FocusSeq2Seq, whose implementation the paper's Appendix B names.
+
+Both are transformers `PreTrainedModel`s (saved and loaded like the transformer models, registered with
+the Auto classes), whose `logits` are log-probabilities over the source-extended vocabulary (the
+generator's vocabulary plus the tokenizer's copy placeholders; see copy_attention.py), so that every
+consumer that takes `log_softmax(logits)` (the Trainer's loss and label smoother, GOLD's weights and
+rewards, the token NLL tables) reads the copy distribution unchanged: log_softmax of a log-distribution
+is itself.
+
+* `nqg_pp`: bidirectional GRU encoder over word embeddings and token-feature embeddings (answer position
+  BIO, and case/POS/NER where the data has them); a GRU decoder cell fed the previous word and the
+  previous context; additive attention; a copy switch p_copy = sigmoid(W [s; c]) (Gulcehre et al. 2016's
+  pointer softmax, as FocusSeq2Seq's NQG++); a tanh readout tied to the word embeddings.
+* `pointer_generator`: bidirectional LSTM encoder; an LSTM decoder cell fed a projection of [word;
+  context]; attention on [h; c] with coverage; p_gen = sigmoid(W [context; h; c; input]); the readout tied
+  to the embeddings. The coverage loss sum_i min(a_i, coverage_i) is added with `coverage_loss_weight`.
+
+Sizes: FocusSeq2Seq's defaults as its README runs them (embeddings 300, encoder 512 = 2 x 256, decoder 512,
+attention 700, features 16, tied output) give exactly the paper's counts, 10,372,565 (NQG++, 20,000
+words, four features) and 19,965,705 (pointer-generator, 50,000 words). Those counts are those of a
+one-layer encoder and decoder: the paper says two layers, but FocusSeq2Seq's `num_layers` reaches neither
+its encoder nor its decoder cell. `encoder_layers` stacks encoder layers here when asked for.
+
+Where this differs from FocusSeq2Seq, on purpose: NQG++'s copy mass goes to the word at each source
+position over the same extended vocabulary as the pointer-generator's (FocusSeq2Seq gives every source
+position its own output slot and copies only out-of-vocabulary targets), and the LSTM bridge maps the
+encoder's final cell state to the decoder's (FocusSeq2Seq feeds it the hidden state twice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationMixin, PretrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import Seq2SeqLMOutput
+
+from .copy_attention import AdditiveAttention, copy_mixture
+from .copy_slots import copy_slots
+from .recurrent_search import search
+
+RECURRENT_ARCHITECTURES = ("nqg_pp", "pointer_generator")
+
+
+class RecurrentSeq2SeqConfig(PretrainedConfig):
+    model_type = "gold_recurrent_seq2seq"
+
+    def __init__(
+        self,
+        architecture: str = "nqg_pp",
+        vocab_size: int = 20000,
+        copy_slots: int = 0,
+        embedding_dim: int = 300,
+        encoder_hidden: int = 512,
+        decoder_hidden: int = 512,
+        attention_dim: int = 700,
+        encoder_layers: int = 1,
+        feature_sizes: dict | None = None,
+        feature_dim: int = 16,
+        dropout: float = 0.0,
+        copy: bool = True,
+        coverage: bool = False,
+        coverage_loss_weight: float = 0.0,
+        unk_token_id: int = 3,
+        **kwargs,
+    ):
+        if architecture not in RECURRENT_ARCHITECTURES:
+            raise ValueError(f"unknown recurrent architecture '{architecture}' (expected {' or '.join(RECURRENT_ARCHITECTURES)})")
+        self.architecture = architecture
+        self.vocab_size = vocab_size
+        self.copy_slots = copy_slots
+        self.embedding_dim = embedding_dim
+        self.encoder_hidden = encoder_hidden
+        self.decoder_hidden = decoder_hidden
+        self.attention_dim = attention_dim
+        self.encoder_layers = encoder_layers
+        self.feature_sizes = dict(feature_sizes or {})
+        self.feature_dim = feature_dim
+        self.dropout = dropout
+        self.copy = copy
+        self.coverage = coverage
+        self.coverage_loss_weight = coverage_loss_weight
+        self.unk_token_id = unk_token_id
+        kwargs.setdefault("is_encoder_decoder", True)
+        kwargs.setdefault("tie_word_embeddings", True)
+        super().__init__(**kwargs)
+
+    @property
+    def output_size(self) -> int:
+        """The extended vocabulary: the generator's words, then the copy placeholders."""
+        return self.vocab_size + self.copy_slots
+
+    @property
+    def uses_lstm(self) -> bool:
+        return self.architecture == "pointer_generator"
+
+
+@dataclass
+class CopySeq2SeqOutput(Seq2SeqLMOutput):
+    """Seq2SeqLMOutput whose `logits` are log-probabilities over the extended vocabulary, plus the coverage
+    loss of every decoder step [B, T] (pointer-generator with coverage; None otherwise)."""
+
+    coverage_losses: torch.FloatTensor | None = None
+
+
+@dataclass
+class EncodedSource:
+    """What every decoder step reads: encoder outputs [N, S, H], their attention keys [N, S, A], the valid
+    positions [N, S] and the source ids [N, S] the copy mass is scattered to."""
+
+    outputs: torch.Tensor
+    keys: torch.Tensor
+    valid: torch.Tensor
+    source_ids: torch.Tensor
+
+    def select(self, index: torch.Tensor) -> EncodedSource:
+        return EncodedSource(*(tensor.index_select(0, index) for tensor in (self.outputs, self.keys, self.valid, self.source_ids)))
+
+
+class RecurrentSeq2SeqModel(PreTrainedModel, GenerationMixin):
+    config_class = RecurrentSeq2SeqConfig
+    base_model_prefix = "recurrent"
+    main_input_name = "input_ids"
+    _tied_weights_keys: ClassVar[dict[str, str]] = {"output_projection.weight": "embeddings.weight"}
+
+    def __init__(self, config: RecurrentSeq2SeqConfig):
+        super().__init__(config)
+        embedding, hidden, decoder = config.embedding_dim, config.encoder_hidden, config.decoder_hidden
+        if hidden % 2:
+            raise ValueError(f"encoder_hidden {hidden} must be even (two directions of {hidden} / 2)")
+        self.embeddings = nn.Embedding(config.vocab_size, embedding, padding_idx=config.pad_token_id)
+        self.feature_embeddings = nn.ModuleDict(
+            {name: nn.Embedding(size, config.feature_dim, padding_idx=0) for name, size in sorted(config.feature_sizes.items())}
+        )
+        rnn = nn.LSTM if config.uses_lstm else nn.GRU
+        encoder_input = embedding + config.feature_dim * len(config.feature_sizes)
+        self.encoder = rnn(encoder_input, hidden // 2, num_layers=config.encoder_layers, bidirectional=True, batch_first=True)
+        self.dropout = nn.Dropout(config.dropout)
+        self.bridge = nn.Linear(hidden, decoder)
+        state_size = 2 * decoder if config.uses_lstm else decoder
+        if config.uses_lstm:
+            self.bridge_cell = nn.Linear(hidden, decoder)
+            self.decoder_input = nn.Linear(embedding + hidden, embedding)
+            self.decoder_cell = nn.LSTMCell(embedding, decoder)
+            switch_inputs, readout_inputs = hidden + state_size + embedding, hidden + decoder
+        else:
+            self.decoder_cell = nn.GRUCell(embedding + hidden, decoder)
+            switch_inputs, readout_inputs = hidden + decoder, embedding + hidden + decoder
+        self.attention = AdditiveAttention(hidden, state_size, config.attention_dim, coverage=config.coverage)
+        self.copy_switch = nn.Linear(switch_inputs, 1) if config.copy else None
+        self.readout = nn.Linear(readout_inputs, embedding)
+        self.output_projection = nn.Linear(embedding, config.vocab_size, bias=False)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.output_projection
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """PyTorch's own initialisation (as FocusSeq2Seq, without GloVe); transformers' N(0, 0.02) is not
+        what these models were tuned with. Only the attention bias, a bare parameter, is set here."""
+        if isinstance(module, AdditiveAttention):
+            nn.init.normal_(module.bias, std=1.0)
+
+    # -- encoder -------------------------------------------------------------------------------------
+    def embed_words(self, ids: torch.Tensor) -> torch.Tensor:
+        """Word embeddings; copy placeholders (ids past the generator's vocabulary) read as <unk>."""
+        return self.embeddings(ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id))
+
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, features: dict[str, torch.Tensor]):
+        """(EncodedSource, initial decoder state)."""
+        valid = input_ids.ne(self.config.pad_token_id) if attention_mask is None else attention_mask.bool()
+        parts = [self.embed_words(input_ids)]
+        for name, embedding in self.feature_embeddings.items():
+            if name not in features:
+                raise ValueError(f"the {self.config.architecture} model reads the token feature '{name}', but the batch has no '{name}'")
+            parts.append(embedding(features[name][:, : input_ids.shape[1]]))
+        inputs = self.dropout(torch.cat(parts, dim=-1))
+        lengths = valid.sum(-1).clamp_min(1).cpu()
+        packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
+        outputs, final = self.encoder(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=input_ids.shape[1])
+        encoded = EncodedSource(outputs, self.attention.keys(outputs), valid, input_ids)
+        return encoded, self.initial_state(final, outputs)
+
+    def initial_state(self, final, outputs: torch.Tensor) -> dict[str, torch.Tensor]:
+        def last_layer(states: torch.Tensor) -> torch.Tensor:  # [layers * 2, N, H / 2] -> [N, H]
+            return torch.cat([states[-2], states[-1]], dim=-1)
+
+        batch = outputs.shape[0]
+        state = {"context": outputs.new_zeros(batch, self.config.encoder_hidden)}
+        if self.config.uses_lstm:
+            hidden, cell = final
+            state["h"] = torch.relu(self.bridge(last_layer(hidden)))
+            state["c"] = torch.relu(self.bridge_cell(last_layer(cell)))
+            state["coverage"] = outputs.new_zeros(batch, outputs.shape[1])
+        else:
+            state["h"] = torch.tanh(self.bridge(last_layer(final)))
+        return state
+
+    # -- one decoder step ----------------------------------------------------------------------------
+    def step(self, previous: torch.Tensor, state: dict[str, torch.Tensor], encoded: EncodedSource):
+        """(log p(. | history) [N, output_size], next state, coverage loss [N] or None) after `previous` [N]."""
+        word = self.embed_words(previous)
+        context = state["context"]
+        coverage_loss = None
+        if self.config.uses_lstm:
+            cell_input = self.decoder_input(torch.cat([word, context], dim=-1))
+            hidden, cell = self.decoder_cell(cell_input, (state["h"], state["c"]))
+            query = torch.cat([hidden, cell], dim=-1)
+            coverage = state["coverage"]
+            attention = self.attention(encoded.keys, query, encoded.valid, coverage if self.config.coverage else None)
+            context = torch.bmm(attention.unsqueeze(1), encoded.outputs).squeeze(1)
+            if self.config.coverage:
+                coverage_loss = torch.minimum(attention, coverage).sum(-1)
+            next_state = {"context": context, "h": hidden, "c": cell, "coverage": coverage + attention}
+            switch_input = torch.cat([context, query, cell_input], dim=-1)
+            readout = torch.tanh(self.dropout(self.readout(torch.cat([context, hidden], dim=-1))))
+        else:
+            hidden = self.decoder_cell(torch.cat([word, context], dim=-1), state["h"])
+            attention = self.attention(encoded.keys, hidden, encoded.valid, None)
+            context = torch.bmm(attention.unsqueeze(1), encoded.outputs).squeeze(1)
+            next_state = {"context": context, "h": hidden}
+            switch_input = torch.cat([hidden, context], dim=-1)
+            readout = self.dropout(torch.tanh(self.readout(torch.cat([word, context, hidden], dim=-1))))
+        generate_share = None
+        if self.copy_switch is not None:
+            generate_share = torch.sigmoid(self.copy_switch(switch_input).float())
+            if not self.config.uses_lstm:  # NQG++'s switch is the copy probability
+                generate_share = 1 - generate_share
+        log_probs = copy_mixture(self.output_projection(readout), attention, encoded.source_ids, generate_share, self.config.output_size)
+        return log_probs, next_state, coverage_loss
+
+    # -- teacher forcing -----------------------------------------------------------------------------
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        """What DataCollatorForSeq2Seq calls to put decoder inputs in every batch (as for BART)."""
+        return self.shift_right(labels)
+
+    def shift_right(self, labels: torch.Tensor) -> torch.Tensor:
+        start = labels.new_full((labels.shape[0], 1), self.config.decoder_start_token_id)
+        shifted = torch.cat([start, labels[:, :-1]], dim=1)
+        return shifted.masked_fill(shifted.eq(-100), self.config.pad_token_id)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        answer_tags: torch.Tensor | None = None,
+        case_tags: torch.Tensor | None = None,
+        pos_tags: torch.Tensor | None = None,
+        ner_tags: torch.Tensor | None = None,
+        **unused,
+    ) -> CopySeq2SeqOutput:
+        """Teacher-forced log-probabilities [B, T, output_size] of every next token; with `labels`, the
+        token-mean NLL (+ the weighted coverage loss) as `loss`."""
+        features = {
+            name: value
+            for name, value in (("answer", answer_tags), ("case", case_tags), ("pos", pos_tags), ("ner", ner_tags))
+            if value is not None
+        }
+        if decoder_input_ids is None:
+            if labels is None:
+                raise ValueError("forward needs decoder_input_ids or labels")
+            decoder_input_ids = self.shift_right(labels)
+        encoded, state = self.encode(input_ids, attention_mask, features)
+        steps, coverage = [], []
+        for position in range(decoder_input_ids.shape[1]):
+            log_probs, state, coverage_loss = self.step(decoder_input_ids[:, position], state, encoded)
+            steps.append(log_probs)
+            coverage.append(coverage_loss)
+        logits = torch.stack(steps, dim=1)
+        coverage_losses = torch.stack(coverage, dim=1) if self.config.coverage else None
+        loss = None
+        if labels is not None:
+            mask = labels.ne(-100)
+            nll = -logits.gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+            total = nll[mask].sum() + self.coverage_term(coverage_losses, mask)
+            loss = total / mask.sum().clamp_min(1)
+        return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
+
+    def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
+        """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every
+        objective adds it beside its own loss sum."""
+        if coverage_losses is None or not self.config.coverage_loss_weight:
+            return 0.0
+        return self.config.coverage_loss_weight * coverage_losses[mask].sum()
+
+    # -- search --------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, generation_config=None, **kwargs
+    ) -> torch.Tensor:
+        """Greedy, beam or sampled outputs [B * num_return_sequences, L] that start with the decoder start
+        token, as transformers' generate() returns them (recurrent_search.py)."""
+        features = {name.removesuffix("_tags"): kwargs.pop(name) for name in list(kwargs) if name.endswith("_tags")}
+        config = generation_config if generation_config is not None else self.generation_config
+        return search(self, input_ids, attention_mask, features, config)
+
+
+AutoConfig.register(RecurrentSeq2SeqConfig.model_type, RecurrentSeq2SeqConfig)
+AutoModelForSeq2SeqLM.register(RecurrentSeq2SeqConfig, RecurrentSeq2SeqModel)
+
+
+def build_recurrent_model(model_config: dict, tokenizer, feature_sizes: dict[str, int]) -> RecurrentSeq2SeqModel:
+    """A freshly initialised NQG++ or pointer-generator for the tokenizer's words and copy placeholders
+    (`model_config`: a task's `model` settings). Initialisation draws from torch's global RNG."""
+    slots = copy_slots(tokenizer)
+    if bool(slots) != model_config["copy"]:
+        raise ValueError(
+            f"a {model_config['architecture']} model {'with' if model_config['copy'] else 'without'} copying needs a tokenizer "
+            f"{'with' if model_config['copy'] else 'without'} copy placeholders (this one has {slots})"
+        )
+    config = RecurrentSeq2SeqConfig(
+        architecture=model_config["architecture"],
+        vocab_size=len(tokenizer) - slots,
+        copy_slots=slots,
+        embedding_dim=model_config["embedding_dim"],
+        encoder_hidden=model_config["encoder_hidden"],
+        decoder_hidden=model_config["decoder_hidden"],
+        attention_dim=model_config["attention_dim"],
+        encoder_layers=model_config["encoder_rnn_layers"],
+        feature_sizes=feature_sizes,
+        feature_dim=model_config["feature_dim"],
+        dropout=model_config["dropout"],
+        copy=model_config["copy"],
+        coverage=model_config["coverage"],
+        coverage_loss_weight=model_config["coverage_loss_weight"],
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        unk_token_id=tokenizer.unk_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+    )
+    return RecurrentSeq2SeqModel(config)

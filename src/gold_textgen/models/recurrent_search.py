@@ -1,0 +1,192 @@
+"""Batched search for the recurrent copy models: greedy, sampling (top-k, top-p, temperature) and beam
+search, with the semantics of transformers' generate() for the same GenerationConfig.
+
+transformers' generate() expects an attention key/value cache, which a recurrent decoder with copy
+attention and coverage does not have, so the search loop is written here once; the per-step rules
+(minimum length, no-repeat n-grams, temperature, top-k, top-p) are transformers' own logits processors.
+Lengths count as generate() counts them: `max_length` and `min_length` include the decoder start token.
+
+Beam search keeps `num_beams` running hypotheses per input, takes the best 2 x num_beams expansions each
+step, finishes a hypothesis at EOS (when its rank is below num_beams), scores finished hypotheses by
+sum log p / (generated tokens incl. EOS) ** length_penalty, and stops an input once it has num_beams
+finished hypotheses that no running one can still beat (the exact bound: transformers' early_stopping
+"never").
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import GenerationConfig
+from transformers.generation.logits_process import (
+    LogitsProcessorList,
+    MinLengthLogitsProcessor,
+    NoRepeatNGramLogitsProcessor,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
+
+
+def max_length(config: GenerationConfig) -> int:
+    return 20 if config.max_length is None else config.max_length  # generate()'s default
+
+
+def select_rows(state: dict[str, torch.Tensor], index: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {name: tensor.index_select(0, index) for name, tensor in state.items()}
+
+
+def producible(model, source_ids: torch.Tensor) -> torch.Tensor:
+    """[N, output_size] True where a token may be emitted: the generator's words except padding and the
+    start token, and the copy placeholders this row's source holds."""
+    config = model.config
+    allowed = torch.zeros(source_ids.shape[0], config.output_size, dtype=torch.bool, device=source_ids.device)
+    allowed[:, : config.vocab_size] = True
+    if config.copy:
+        allowed.scatter_(1, source_ids, True)
+    allowed[:, [config.pad_token_id, config.decoder_start_token_id]] = False
+    return allowed
+
+
+def processors(config: GenerationConfig, eos: int, device: torch.device) -> LogitsProcessorList:
+    chain = LogitsProcessorList()
+    if config.min_length and config.min_length > 0:
+        chain.append(MinLengthLogitsProcessor(config.min_length, eos, device=str(device)))
+    if config.no_repeat_ngram_size:
+        chain.append(NoRepeatNGramLogitsProcessor(config.no_repeat_ngram_size))
+    return chain
+
+
+def warpers(config: GenerationConfig) -> LogitsProcessorList:
+    chain = LogitsProcessorList()
+    if config.temperature is not None and config.temperature != 1.0:
+        chain.append(TemperatureLogitsWarper(config.temperature))
+    if config.top_k:
+        chain.append(TopKLogitsWarper(config.top_k))
+    if config.top_p is not None and config.top_p < 1.0:
+        chain.append(TopPLogitsWarper(config.top_p))
+    return chain
+
+
+def search(model, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, features: dict, config: GenerationConfig) -> torch.Tensor:
+    encoded, state = model.encode(input_ids, attention_mask, features)
+    if (config.num_beams or 1) > 1 and not config.do_sample:
+        return beam_search(model, encoded, state, config)
+    copies = config.num_return_sequences or 1
+    if copies > 1:
+        rows = torch.arange(input_ids.shape[0], device=input_ids.device).repeat_interleave(copies)
+        encoded, state = encoded.select(rows), select_rows(state, rows)
+    return sample_or_greedy(model, encoded, state, config)
+
+
+def sample_or_greedy(model, encoded, state: dict, config: GenerationConfig) -> torch.Tensor:
+    eos, pad = model.config.eos_token_id, model.config.pad_token_id
+    rows = encoded.source_ids.shape[0]
+    device = encoded.source_ids.device
+    allowed = producible(model, encoded.source_ids)
+    rules, sampling = processors(config, eos, device), warpers(config) if config.do_sample else None
+    sequences = torch.full((rows, 1), model.config.decoder_start_token_id, dtype=torch.long, device=device)
+    finished = torch.zeros(rows, dtype=torch.bool, device=device)
+    for _ in range(max_length(config) - 1):
+        log_probs, state, _ = model.step(sequences[:, -1], state, encoded)
+        scores = rules(sequences, log_probs.masked_fill(~allowed, float("-inf")))
+        if sampling is not None:
+            scores = sampling(sequences, scores)
+            tokens = torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(1)
+        else:
+            tokens = scores.argmax(-1)
+        tokens = tokens.masked_fill(finished, pad)
+        sequences = torch.cat([sequences, tokens.unsqueeze(1)], dim=1)
+        finished |= tokens.eq(eos)
+        if finished.all():
+            break
+    return sequences
+
+
+class Finished:
+    """The finished hypotheses of one input, best first, at most `size` of them."""
+
+    def __init__(self, size: int, length_penalty: float):
+        self.size, self.length_penalty = size, length_penalty
+        self.hypotheses: list[tuple[float, list[int]]] = []
+
+    def add(self, tokens: list[int], sum_logprobs: float, generated: int) -> None:
+        score = sum_logprobs / generated**self.length_penalty
+        self.hypotheses.append((score, tokens))
+        self.hypotheses.sort(key=lambda item: -item[0])
+        del self.hypotheses[self.size :]
+
+    def done(self, best_running: float, generated: int, most_generated: int) -> bool:
+        """Whether no running hypothesis (best sum log p `best_running` after `generated` tokens) can
+        still enter: log-probabilities only fall, so its best normalised score is at `most_generated`
+        tokens for a positive length penalty and at `generated` tokens otherwise."""
+        if len(self.hypotheses) < self.size:
+            return False
+        length = most_generated if self.length_penalty > 0 else generated
+        return best_running / length**self.length_penalty <= self.hypotheses[-1][0]
+
+
+def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.Tensor:
+    eos, pad, start = model.config.eos_token_id, model.config.pad_token_id, model.config.decoder_start_token_id
+    inputs, beams = encoded.source_ids.shape[0], config.num_beams
+    device = encoded.source_ids.device
+    rows = torch.arange(inputs, device=device).repeat_interleave(beams)
+    encoded, state = encoded.select(rows), select_rows(state, rows)
+    allowed = producible(model, encoded.source_ids)
+    rules = processors(config, eos, device)
+    scores = torch.zeros(inputs, beams, device=device)
+    scores[:, 1:] = float("-inf")  # every beam starts as the same hypothesis: expand only the first
+    sequences = torch.full((inputs * beams, 1), start, dtype=torch.long, device=device)
+    length_penalty = 1.0 if config.length_penalty is None else config.length_penalty  # generate()'s default
+    finished = [Finished(beams, length_penalty) for _ in range(inputs)]
+    done = [False] * inputs
+    most_generated = max_length(config) - 1
+    for generated in range(1, most_generated + 1):
+        log_probs, state, _ = model.step(sequences[:, -1], state, encoded)
+        step_scores = rules(sequences, log_probs.masked_fill(~allowed, float("-inf")))
+        totals = (scores.view(-1, 1) + step_scores).view(inputs, -1)
+        top_scores, top_ids = totals.topk(2 * beams, dim=1)
+        vocabulary = step_scores.shape[-1]
+        next_scores = torch.zeros(inputs, beams, device=device)
+        next_tokens = torch.full((inputs, beams), pad, dtype=torch.long, device=device)
+        next_rows = torch.arange(inputs, device=device).repeat_interleave(beams).view(inputs, beams) * beams
+        candidates = zip(top_scores.tolist(), top_ids.tolist(), strict=True)
+        for example, (values, ids) in enumerate(candidates):
+            if done[example]:
+                continue
+            kept = 0
+            for rank, (value, flat) in enumerate(zip(values, ids, strict=True)):
+                if value == float("-inf"):
+                    break
+                beam, token = divmod(flat, vocabulary)
+                row = example * beams + beam
+                if token == eos:
+                    if rank < beams:
+                        finished[example].add([*sequences[row].tolist(), eos], value, generated)
+                    continue
+                next_scores[example, kept], next_tokens[example, kept], next_rows[example, kept] = value, token, row
+                kept += 1
+                if kept == beams:
+                    break
+            best_running = next_scores[example, 0].item() if kept else float("-inf")
+            done[example] = kept == 0 or finished[example].done(best_running, generated, most_generated)
+        scores = next_scores.masked_fill(next_tokens.eq(pad), float("-inf"))
+        flat_rows = next_rows.view(-1)
+        sequences = torch.cat([sequences.index_select(0, flat_rows), next_tokens.view(-1, 1)], dim=1)
+        state = select_rows(state, flat_rows)
+        if all(done):
+            break
+    for example in range(inputs):  # inputs still running at the length limit end without EOS
+        if not done[example]:
+            for beam in range(beams):
+                if scores[example, beam] > float("-inf"):
+                    finished[example].add(sequences[example * beams + beam].tolist(), scores[example, beam].item(), most_generated)
+    return pad_sequences([hypothesis for item in finished for hypothesis in best(item, config)], pad, device)
+
+
+def best(item: Finished, config: GenerationConfig) -> list[list[int]]:
+    return [tokens for _, tokens in item.hypotheses[: config.num_return_sequences or 1]]
+
+
+def pad_sequences(sequences: list[list[int]], pad: int, device: torch.device) -> torch.Tensor:
+    width = max(len(tokens) for tokens in sequences)
+    return torch.tensor([tokens + [pad] * (width - len(tokens)) for tokens in sequences], dtype=torch.long, device=device)
