@@ -13,6 +13,7 @@ from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KIND, iwslt14, load_sou
 from gold_textgen.data.sources.download import DownloadError, fetch
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer, release_tokens
+from gold_textgen.data.token_features import FEATURE_TAGS
 from gold_textgen.workflow.schema import load_schema, validate_config
 
 
@@ -226,6 +227,30 @@ def test_the_nqg_reader_reads_the_real_dev_split_as_released(tmp_path):
     assert not any("\r" in r["source"] or "\r" in r["target"] for r in records)
     assert all(r["source"].count("<hl>") >= 2 for r in records)  # every sentence has its answer span marked
     assert len({r["id"] for r in records}) == len(records)
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_the_real_dev_split_gives_nqg_pp_its_word_features(tmp_path):
+    """NQG++'s input: the unmarked sentence, and per word its answer BIO, case, POS and NER tag, every tag
+    one the models' fixed inventories know."""
+    with zipfile.ZipFile(tmp_path / "redistribute.zip", "w") as archive:
+        for path in sorted(REAL_NQG_DEV.iterdir()):
+            archive.write(path, f"redistribute/QG/dev/{path.name}")
+    source = nqg_source(answer_markers=None, token_features=True)
+    records = load_source_splits(source, ["valid"], archive=tmp_path / "redistribute.zip")["valid"]
+    assert len(records) == 8965 and not any("<hl>" in r["source"] for r in records)
+    for record in records:
+        words = release_tokens(record["source"])
+        assert sorted(record["token_features"]) == ["answer", "case", "ner", "pos"]
+        for name, tags in record["token_features"].items():
+            assert len(tags) == len(words) and set(tags) <= set(FEATURE_TAGS[name]), (record["id"], name)
+        assert record["answer"] == " ".join(w for w, t in zip(words, record["token_features"]["answer"], strict=True) if t != "O")
+
+
+def test_tag_files_out_of_step_with_the_sentences_name_member_and_line(tmp_path):
+    archive = nqg_zip(tmp_path / "r.zip", overrides={("test", "pos"): "DT NN\n"})
+    with pytest.raises(DataFormatError, match=r"dev\.txt\.shuffle\.test\.pos: 1 lines, but the split has 3 sentences"):
+        load_source_splits(nqg_source(token_features=True), SPLITS, archive=archive)
 
 
 def test_release_tokens_are_separated_by_plain_spaces_only():

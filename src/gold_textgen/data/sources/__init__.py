@@ -20,8 +20,9 @@ HUB_KIND = "huggingface"
 
 
 def needs_download(source: dict) -> bool:
-    """Sources read from an archive that the workflow downloads first (rule download_source)."""
-    return source["kind"] in ARCHIVE_KINDS
+    """Sources read from an archive that the workflow downloads first (rule download_source); a source
+    that names a `directory` of the release's files reads them in place."""
+    return source["kind"] in ARCHIVE_KINDS and not source.get("directory")
 
 
 def reads_hub(source: dict) -> bool:
@@ -30,7 +31,10 @@ def reads_hub(source: dict) -> bool:
 
 
 def local_source_files(source: dict) -> list[str]:
-    """The files a `local` source reads (none for the other kinds), so that editing them rebuilds the data."""
+    """The files a `local` source or a source `directory` reads (none for the other kinds), so that editing
+    them rebuilds the data."""
+    if source.get("directory"):
+        return sorted(str(p) for p in Path(source["directory"]).rglob("*") if p.is_file())
     if source["kind"] != "local":
         return []
     if source["format"] != "parallel":
@@ -51,6 +55,7 @@ def load_source_splits(
     if kind == HUB_KIND:
         return hub.load_splits(source, splits)
     if kind in ARCHIVE_KINDS:
+        archive = archive or source.get("directory")
         if archive is None:
             raise ValueError(f"a {kind} source is read from its downloaded archive; none was given")
         return ARCHIVE_KINDS[kind](source, splits, archive)

@@ -1,4 +1,5 @@
-"""Reading text members of a downloaded zip or tar archive, with `archive:member:line` in every error."""
+"""Reading text members of a downloaded zip or tar archive (or of a folder holding the same files), with
+`archive:member:line` in every error."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ class Archive:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if zipfile.is_zipfile(self.path):
+        self._zip = self._tar = None
+        if self.path.is_dir():
+            self.members = sorted(str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file())
+        elif zipfile.is_zipfile(self.path):
             self._zip = zipfile.ZipFile(self.path)
             self.members = [name for name in self._zip.namelist() if not name.endswith("/")]
             self._tar = None
@@ -30,7 +34,8 @@ class Archive:
         return self
 
     def __exit__(self, *exc) -> None:
-        (self._zip or self._tar).close()
+        if self._zip or self._tar:
+            (self._zip or self._tar).close()
 
     def find(self, basename: str, under: str = "") -> str:
         """The one member called `basename`, preferring members below `under` when several match."""
@@ -44,7 +49,10 @@ class Archive:
 
     def lines(self, member: str) -> Iterator[tuple[str, str]]:
         """(`archive:member:line`, text without the newline) for every line of a UTF-8 member."""
-        handle = self._zip.open(member) if self._zip else self._tar.extractfile(member)
+        if self._zip:
+            handle = self._zip.open(member)
+        else:
+            handle = self._tar.extractfile(member) if self._tar else open(self.path / member, "rb")  # noqa: SIM115
         with handle:
             for number, raw in enumerate(handle, start=1):
                 where = f"{self.path}:{member}:{number}"

@@ -5,9 +5,11 @@ clovaai/FocusSeq2Seq: the `redistribute.zip` release, whose files per split are 
     <prefix>.bio          one B/I/O tag per sentence token: the answer span
     <prefix>.target.txt   the tokenised question
 
-(plus POS/NER/case features that a pretrained model does not use). The model input is the sentence with
-the answer span between two marker tokens; FocusSeq2Seq drops training pairs whose sentence or question is
-longer than 100 words, and so does `max_train_words`.
+plus `<prefix>.case`, `.pos` and `.ner`, one tag per word. The transformers' input is the sentence with
+the answer span between two marker tokens; NQG++ reads the plain sentence and, with `token_features`,
+the answer's BIO tags and whichever of case/POS/NER the release has, one per word (`token_features` of the
+record). FocusSeq2Seq drops training pairs whose sentence or question is longer than 100 words, and so does
+`max_train_words`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from pathlib import Path
 from ..records import DataFormatError, make_record
 from .archive import Archive
 
-PREFIXES = {"train": "train.txt", "valid": "dev.txt.shuffle.dev", "test": "dev.txt.shuffle.test"}
 TAGS = {"B", "I", "O"}
+TAG_FILES = {"case": "case", "pos": "pos", "ner": "ner"}  # feature -> member suffix, beside the BIO tags
 
 
-def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str], where: str) -> tuple[str, str]:
-    """(sentence with every answer span between the markers, the answer words)."""
+def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str] | None, where: str) -> tuple[str, str]:
+    """(sentence with every answer span between the markers (no markers: the plain sentence), the answer
+    words)."""
     if len(words) != len(tags):
         raise DataFormatError(f"{where}: {len(words)} words but {len(tags)} BIO tags")
     unknown = sorted(set(tags) - TAGS)
@@ -33,15 +36,15 @@ def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str], whe
     marked, answer, inside = [], [], False
     for word, tag in zip(words, tags, strict=True):
         if inside and tag != "I":  # a span ends at O or where the next one begins
-            marked.append(markers[1])
+            marked.extend(markers[1:] if markers else ())
             inside = False
         if tag != "O" and not inside:  # B, or an I that follows no B
-            marked.append(markers[0])
+            marked.extend(markers[:1] if markers else ())
             inside = True
         marked.append(word)
         if inside:
             answer.append(word)
-    if inside:
+    if inside and markers:
         marked.append(markers[1])
     return " ".join(marked), " ".join(answer)
 
@@ -53,7 +56,7 @@ def release_tokens(line: str) -> list[str]:
 
 
 def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
-    prefix, under = PREFIXES[split], source["member_prefix"]
+    prefix, under = source["prefixes"][split], source["member_prefix"]
     members = {part: archive.find(f"{prefix}.{part}", under) for part in ("source.txt", "bio", "target.txt")}
     sentences, tags, questions = (archive.read_lines(members[part]) for part in ("source.txt", "bio", "target.txt"))
     for part, lines in (("bio", tags), ("target.txt", questions)):
@@ -63,18 +66,49 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
                 f"{members['source.txt']} has {len(sentences)}; the files of a split must be line-aligned"
             )
     limit = source["max_train_words"] if split == "train" else None
-    markers = tuple(source["answer_markers"])
+    first, last = source["line_ranges"].get(split, (1, len(sentences)))
+    markers = tuple(source["answer_markers"]) if source["answer_markers"] else None
+    features = word_tags(archive, prefix, under, len(sentences)) if source["token_features"] else {}
     records = []
     rows = zip(sentences, tags, questions, strict=True)
     for line, ((_, sentence), (tag_where, tag_line), (question_where, question)) in enumerate(rows, start=1):
         words, question_words = release_tokens(sentence), release_tokens(question)
+        if not first <= line <= last:
+            continue
         if limit is not None and (len(words) > limit or len(question_words) > limit):
             continue
-        marked, answer = mark_answer(words, release_tokens(tag_line), markers, tag_where)
-        records.append(make_record(f"{split}-{line}", marked, question, question_where, {"answer": answer}))
+        bio = release_tokens(tag_line)
+        marked, answer = mark_answer(words, bio, markers, tag_where)
+        extra = {"answer": answer}
+        if source["token_features"]:
+            extra["token_features"] = {"answer": bio, **{name: aligned(lines[line - 1], len(words)) for name, lines in features.items()}}
+        records.append(make_record(f"{split}-{line}", marked, question, question_where, extra))
     return records
 
 
+def word_tags(archive: Archive, prefix: str, under: str, count: int) -> dict[str, list[tuple[str, str]]]:
+    """The case/POS/NER lines of a split, for each tag file the release has (all three in Zhou et al.'s)."""
+    found = {}
+    for name, suffix in TAG_FILES.items():
+        basename = f"{prefix}.{suffix}"
+        if not any(member.rsplit("/", 1)[-1] == basename for member in archive.members):
+            continue
+        member = archive.find(basename, under)
+        found[name] = archive.read_lines(member)
+        if len(found[name]) != count:
+            raise DataFormatError(f"{archive.path}:{member}: {len(found[name])} lines, but the split has {count} sentences")
+    return found
+
+
+def aligned(line: tuple[str, str], words: int) -> list[str]:
+    where, text = line
+    tags = release_tokens(text)
+    if len(tags) != words:
+        raise DataFormatError(f"{where}: {words} words but {len(tags)} tags")
+    return tags
+
+
 def load_splits(source: dict, splits: list[str], archive_path: str | Path) -> dict[str, list[dict]]:
+    """Every split from the release at `archive_path` (the zip, or a folder of its files)."""
     with Archive(archive_path) as archive:
         return {split: load_split(archive, split, source) for split in splits}
