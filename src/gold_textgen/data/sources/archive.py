@@ -49,17 +49,18 @@ class Archive:
 
     def lines(self, member: str) -> Iterator[tuple[str, str]]:
         """(`archive:member:line`, text without the newline) for every line of a UTF-8 member."""
-        if self._zip:
-            handle = self._zip.open(member)
-        else:
-            handle = self._tar.extractfile(member) if self._tar else open(self.path / member, "rb")  # noqa: SIM115
-        with handle:
+        with self._open(member) as handle:
             for number, raw in enumerate(handle, start=1):
                 where = f"{self.path}:{member}:{number}"
                 try:
                     yield where, raw.decode("utf-8").rstrip("\r\n")
                 except UnicodeDecodeError:
                     raise DataFormatError(f"{where}: not valid UTF-8") from None
+
+    def _open(self, member: str):
+        if self._zip:
+            return self._zip.open(member)
+        return self._tar.extractfile(member) if self._tar else open(self.path / member, "rb")  # noqa: SIM115
 
     def read_lines(self, member: str) -> list[tuple[str, str]]:
         return list(self.lines(member))
