@@ -60,7 +60,7 @@ class Archive:
     def _open(self, member: str):
         if self._zip:
             return self._zip.open(member)
-        return self._tar.extractfile(member) if self._tar else open(self.path / member, "rb")  # noqa: SIM115
+        return self._tar.extractfile(member) if self._tar else open(self.path / member, "rb")
 
     def read_lines(self, member: str) -> list[tuple[str, str]]:
         return list(self.lines(member))
