@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from ..models.copy_slots import placeholders
@@ -38,7 +38,9 @@ def train_tokenizer(
     if kind == "wordlevel":
         tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
         trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_ORDER)
-        words = pre_tokenizers.WhitespaceSplit()
+        # Words end at ASCII white space only: a released token may hold a no-break space (NQG's dev split
+        # writes "8\u00a01\u20442" as one token), and per-word features must line up with the words.
+        words = pre_tokenizers.Split(Regex(r"[ \t\n\r\f\v]+"), behavior="removed")
         tokenizer.pre_tokenizer = pre_tokenizers.Sequence([words, pre_tokenizers.Punctuation()]) if split_punctuation else words
         tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=False)  # joins words with single spaces
     elif kind == "bpe":
