@@ -23,6 +23,8 @@ def task(model=SMALL_MODEL, source=SYNTHETIC) -> dict:
         (task(model={"kind": "pretrained", "name_or_path": "facebook/bart-large"}), "large"),
         (task(model={"kind": "pretrained", "name_or_path": "facebook/bart-base"}), "medium"),
         (task(source={"kind": "nqg_zhou2017"}), "medium"),  # public corpora count as large data sets
+        (task(model={"kind": "scratch", "architecture": "nqg_pp"}), "recurrent"),  # the paper's standard models
+        (task(model={"kind": "scratch", "architecture": "pointer_generator"}), "recurrent"),
     ],
 )
 def test_size_classes(settings, expected):
@@ -53,6 +55,15 @@ def test_model_stages_get_a_gpu_and_cpu_stages_none(size):
         == stage_request(task(), "cpu")
         == dict(zip(("gpu", "threads", "mem_mb", "runtime"), REQUESTS["small"]["cpu"], strict=True))
     )
+
+
+def test_the_recurrent_models_train_on_one_gpu_for_at_least_as_long_as_a_medium_model():
+    """The paper trained them on one GTX 1080 Ti: NQG++ ~20 epochs of 10 minutes, the pointer-generator up
+    to 15 epochs of 2 hours."""
+    for stage in GPU_STAGES:
+        recurrent, medium = REQUESTS["recurrent"][stage], REQUESTS["medium"][stage]
+        assert recurrent[0] == 1 and recurrent[3] >= medium[3]
+    assert REQUESTS["recurrent"]["train_mle"][3] >= 15 * 2 * 60
 
 
 def test_bigger_classes_never_ask_for_less():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-RECURRENT_FAMILIES = {"nqg_pp": "NQG++", "pointer_generator": "pointer-generator"}
+from ..workflow.views import is_recurrent
+
+RECURRENT_NAMES = {"nqg_pp": "NQG++", "pointer_generator": "pointer-generator"}
 
 
 def model_label(model: dict) -> str:
@@ -10,9 +12,9 @@ def model_label(model: dict) -> str:
     from-scratch shape."""
     if model["kind"] == "pretrained":
         return str(model["name_or_path"])
-    if model.get("architecture") in RECURRENT_FAMILIES:
+    if is_recurrent(model):
         return (
-            f"{RECURRENT_FAMILIES[model['architecture']]}, embeddings {model['embedding_dim']}, encoder {model['encoder_hidden']}, "
+            f"{RECURRENT_NAMES[model['architecture']]}, embeddings {model['embedding_dim']}, encoder {model['encoder_hidden']}, "
             f"decoder {model['decoder_hidden']} (from scratch)"
         )
     return (
@@ -24,4 +26,4 @@ def model_label(model: dict) -> str:
 def model_family(model: dict) -> str:
     """The model family, as the paper's tables group them: `recurrent` for the standard models of its
     Tables 1 and 2 (NQG++, the pointer-generator), `transformer` for the rest (Table 3)."""
-    return "recurrent" if model.get("architecture") in RECURRENT_FAMILIES else "transformer"
+    return "recurrent" if is_recurrent(model) else "transformer"

@@ -39,11 +39,10 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationMixin, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
+from ..workflow.views import RECURRENT_ARCHITECTURES
 from .copy_attention import AdditiveAttention, copy_mixture
 from .copy_slots import copy_slots
 from .recurrent_search import search
-
-RECURRENT_ARCHITECTURES = ("nqg_pp", "pointer_generator")
 
 
 class RecurrentSeq2SeqConfig(PretrainedConfig):

@@ -26,7 +26,8 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from .recurrent import RECURRENT_ARCHITECTURES, build_recurrent_model  # also registers them with the Auto classes
+from ..workflow.views import is_recurrent
+from .recurrent import build_recurrent_model  # also registers the recurrent models with the Auto classes
 
 ARCHITECTURES = {"transformer": (MarianConfig, MarianMTModel), "bart": (BartConfig, BartForConditionalGeneration)}
 
@@ -115,7 +116,7 @@ def freeze_fixed_positions(model: PreTrainedModel) -> PreTrainedModel:
 def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase, feature_sizes: dict[str, int] | None = None) -> PreTrainedModel:
     """The model a task's MLE training starts from; `feature_sizes`: the token features a recurrent model
     embeds (name -> inventory size)."""
-    if model_config["kind"] == "scratch" and model_config.get("architecture") in RECURRENT_ARCHITECTURES:
+    if is_recurrent(model_config):
         return build_recurrent_model(model_config, tokenizer, feature_sizes or {})
     if model_config["kind"] == "scratch":
         return build_scratch_model(model_config, tokenizer)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import ConfigError
-from .views import sample_ids
+from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids
 
 
 def check_references(config: dict) -> None:
@@ -70,17 +70,15 @@ def check_references(config: dict) -> None:
         _check_recurrent_model(name, task)
 
 
-RECURRENT = ("nqg_pp", "pointer_generator")
-
-
 def _check_recurrent_model(name: str, task: dict) -> None:
     """The copy models read one token per word with placeholders for the source's unknown words; token
     features are theirs only; on-policy sampling (texts restored from placeholders) is not wired for them."""
     model = task["model"]
-    recurrent = model["kind"] == "scratch" and model["architecture"] in RECURRENT
-    if model["features"] and not recurrent:
-        raise ConfigError(f"config key tasks.{name}.model.features: only the recurrent models ({', '.join(RECURRENT)}) read token features")
-    if not recurrent:
+    if model["features"] and not is_recurrent(model):
+        raise ConfigError(
+            f"config key tasks.{name}.model.features: only the recurrent models ({', '.join(RECURRENT_ARCHITECTURES)}) read token features"
+        )
+    if not is_recurrent(model):
         return
     tokenizer = task["tokenizer"]
     if tokenizer["kind"] != "wordlevel":

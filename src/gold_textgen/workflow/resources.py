@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .views import is_recurrent
+
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
 GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
 
@@ -17,7 +19,10 @@ GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
 # 0.5M-parameter model on 20k pairs: minutes; one thread per job, since two such jobs side by side finish
 # sooner than one on two threads), `medium` a from-scratch transformer on a real corpus (the IWSLT14 model:
 # ~40M parameters on 160k pairs), `large` a pretrained model of BART-large's size (400M parameters; the
-# paper trained it on 4 GPUs for CNN/DM and XSum). Beside GPUs the threads collate and tokenise batches.
+# paper trained it on 4 GPUs for CNN/DM and XSum), `recurrent` the paper's standard models (NQG++, the
+# pointer-generator: 10-20M parameters on one GPU, whose step-by-step decoder makes them slower per token
+# than their size suggests: the paper's CNN/DM epoch took 2 hours on a GTX 1080 Ti, best within 15 epochs).
+# Beside GPUs the threads collate and tokenise batches.
 REQUESTS = {
     "small": {
         "train_mle": (1, 1, 4000, 120),
@@ -31,6 +36,13 @@ REQUESTS = {
         "fine_tune": (1, 4, 32000, 720),
         "cache_rewards": (1, 2, 16000, 120),
         "evaluate": (1, 4, 16000, 480),
+        "cpu": (0, 1, 8000, 120),
+    },
+    "recurrent": {
+        "train_mle": (1, 4, 32000, 2880),
+        "fine_tune": (1, 4, 32000, 1440),
+        "cache_rewards": (1, 2, 16000, 120),
+        "evaluate": (1, 4, 16000, 720),
         "cpu": (0, 1, 8000, 120),
     },
     "large": {
@@ -67,8 +79,10 @@ def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
 
 
 def size_class(task: dict) -> str:
-    """`small`, `medium` or `large`, from the task's model and (where known) its training-set size."""
+    """`small`, `medium`, `large` or `recurrent`, from the task's model and (where known) its training-set size."""
     model = task["model"]
+    if is_recurrent(model):
+        return "recurrent"
     if model["kind"] == "pretrained":
         name = str(model.get("name_or_path", "")).lower()
         return "large" if "large" in name else "medium"

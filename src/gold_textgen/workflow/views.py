@@ -68,6 +68,14 @@ def dev_search(config: dict, task: str) -> dict:
     return search
 
 
+RECURRENT_ARCHITECTURES = ("nqg_pp", "pointer_generator")  # the paper's standard models (models/recurrent.py)
+
+
+def is_recurrent(model: dict) -> bool:
+    """Whether a task's `model` settings build one of the recurrent copy models."""
+    return model["kind"] == "scratch" and model.get("architecture") in RECURRENT_ARCHITECTURES
+
+
 def uses_trained_tokenizer(task: dict) -> bool:
     """Models built from scratch need a tokenizer trained on the task's data; pretrained ones bring theirs."""
     return task["model"]["kind"] == "scratch"
