@@ -480,37 +480,58 @@ def lead3_tasks(tasks):
     return [task for task in tasks if "lead3" in config["tasks"][task]["baselines"]]
 
 
+def default_compared_run(wildcards):
+    """The (split, decoder) of a paper_results entry that names neither: the tables' own."""
+    return [EXPERIMENT["eval_split"], EXPERIMENT["decoders"][0]]
+
+
+def produced_runs():
+    """(split, decoder) pairs whose outputs the experiment makes: its decoders on the evaluation split and
+    the sweep's on the sweep split."""
+    pairs = {(EXPERIMENT["eval_split"], decoder) for decoder in EXPERIMENT["decoders"]}
+    return pairs | {(EXPERIMENT["sweep_split"], decoder) for decoder in EXPERIMENT["sweep_decoders"]}
+
+
 def paper_comparison_runs(wildcards):
-    """Every compared model's test outputs (first decoder of the experiment, first run) and NLL table, and
-    the lead-3 outputs of tasks that list that baseline."""
-    decoder = EXPERIMENT["decoders"][0]
-    sample = gold_views.sample_ids(config["decoders"][decoder])[0]
+    """For every (split, decoder) a compared task's paper numbers name and the experiment produces: every
+    model's outputs (all runs of a sampling decoder) and NLL table of that split, and the lead-3 outputs of
+    tasks that list that baseline."""
+    default = tuple(default_compared_run(wildcards))
+    runs = []
+    for task in compared_tasks():
+        wanted = {(entry["split"] or default[0], entry["decoder"] or default[1]) for entry in config["tasks"][task]["paper_results"]}
+        for split, decoder in sorted(wanted & produced_runs()):
+            runs += [
+                {
+                    "task": task,
+                    "objective": objective,
+                    "seed": seed,
+                    "split": split,
+                    "decoder": decoder,
+                    "sample": sample,
+                    "generations": path(
+                        GENERATIONS,
+                        task=task,
+                        objective=objective,
+                        seed=seed,
+                        split=split,
+                        decoder=decoder,
+                        sample=sample,
+                    ),
+                    "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
+                }
+                for objective in EXPERIMENT["objectives"]
+                for seed in EXPERIMENT["seeds"]
+                for sample in gold_views.sample_ids(config["decoders"][decoder])
+            ]
     split = EXPERIMENT["eval_split"]
-    runs = [
-        {
-            "task": task,
-            "objective": objective,
-            "seed": seed,
-            "generations": path(
-                GENERATIONS,
-                task=task,
-                objective=objective,
-                seed=seed,
-                split=split,
-                decoder=decoder,
-                sample=sample,
-            ),
-            "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
-        }
-        for task in compared_tasks()
-        for objective in EXPERIMENT["objectives"]
-        for seed in EXPERIMENT["seeds"]
-    ]
     runs += [
         {
             "task": task,
             "objective": "lead3",
             "seed": 0,
+            "split": split,
+            "decoder": "lead3",
             "generations": path(LEAD3_GENERATIONS, task=task, split=split),
             "nll": None,
         }
@@ -523,7 +544,7 @@ def paper_comparison_inputs(wildcards):
     runs = paper_comparison_runs(wildcards)
     return {
         "generations": [run["generations"] for run in runs],
-        "nll": [run["nll"] for run in runs if run["nll"]],
+        "nll": sorted({run["nll"] for run in runs if run["nll"]}),
     }
 
 

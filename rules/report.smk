@@ -151,6 +151,7 @@ rule paper_comparison:
     params:
         runs=paper_comparison_runs,
         paper_results=paper_results,
+        default_run=default_compared_run,
         scoring=experiment_scoring,
         our_models=compared_models,
         bootstrap=analysis_view("paper_comparison"),

@@ -9,21 +9,22 @@ import yaml
 from conftest import REPO, run_snakemake
 from test_workflow import job_counts
 
+from gold_textgen.models.description import model_family
 from gold_textgen.training.trainer import accumulation_steps
 from gold_textgen.workflow.resources import size_class, stage_request
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
 
 PAPER = REPO / "configs" / "paper.yaml"
-TASKS, OBJECTIVES, SEEDS = 4, 4, 3
+TASKS, OBJECTIVES, SEEDS = 6, 4, 3  # NQG and CNN/DM with standard models (Tables 1-2), then the four of Table 3
 MODELS = TASKS * OBJECTIVES * SEEDS
 # Per model one evaluation job per split: the test split (the task's own decoder), the dev split (the
 # Table 2 sweep and the task decoder for the figures), each with its token NLL and scores.
 EXPECTED_JOBS = {
-    "download_source": 2,  # NQG and IWSLT14 archives (CNN/DM and XSum come through the datasets library)
+    "download_source": 3,  # NQG (twice: NQG++ reads the word features, BART marked text) and IWSLT14 archives
     "prepare_dataset": TASKS,
     "lead3": 2,  # CNN/DM and XSum
-    "train_tokenizer": 1,  # IWSLT14's joint BPE; the BART tasks use BART's tokenizer
+    "train_tokenizer": 3,  # NQG++'s and the pointer-generator's words, IWSLT14's joint BPE; BART brings its own
     "train_mle": TASKS * SEEDS,
     "cache_rewards": TASKS * SEEDS,
     "fine_tune": TASKS * (OBJECTIVES - 1) * SEEDS,
@@ -45,7 +46,7 @@ def test_dry_run_lists_the_whole_paper_grid(tmp_path):
     result = run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(PAPER))
     counts = job_counts(result.stdout)
     assert counts == EXPECTED_JOBS
-    assert sum(counts.values()) <= 250  # a few hundred cluster jobs, none of them minutes-short GPU jobs
+    assert sum(counts.values()) <= 320  # a few hundred cluster jobs, none of them minutes-short GPU jobs
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +72,13 @@ def test_splits_models_and_seeds_are_the_papers(paper):
     assert {t: paper["tasks"][t]["metric"] for t in expected} == {"nqg": "bleu", "cnndm": "rouge2", "xsum": "rouge2", "iwslt14": "bleu"}
 
 
-SOURCE_TAG = re.compile(r"#.*\[(A|script|fairseq-bart|fairseq-mt|choice)\]")
+SOURCE_TAG = re.compile(r"#.*\[(A|A-std|script|focus|fairseq-bart|fairseq-mt|choice)\]")
 
 
 def test_every_training_and_decoding_setting_names_its_source():
     """In each task: every setting of the mle and gold blocks carries a comment, every setting of an
     objective (other than its `reward` kind) a comment, and the generation block a comment citing its
-    source ([A], [script], [fairseq-bart], [fairseq-mt] or [choice])."""
+    source ([A], [A-std], [script], [focus], [fairseq-bart], [fairseq-mt] or [choice])."""
     block, missing = None, []
     for number, line in enumerate(PAPER.read_text().splitlines(), start=1):
         key = re.match(r"^    (\w+):", line)
@@ -117,27 +118,45 @@ def test_dev_selection_and_scoring_follow_the_papers_evaluation(paper):
     assert {t: tasks[t]["rouge"] for t in ("cnndm", "xsum")} == {"cnndm": "files2rouge", "xsum": "files2rouge"}
     assert {t: tasks[t]["bleu_tokenize"] for t in ("nqg", "iwslt14")} == {"nqg": "none", "iwslt14": "none"}
     families = {(t, entry["table"]): entry["family"] for t in tasks for entry in tasks[t]["paper_results"]}
-    assert families[("nqg", "1")] == families[("cnndm", "1")] == "recurrent"
+    assert families[("nqg_standard", "1")] == families[("cnndm_standard", "1")] == families[("nqg_standard", "2")] == "recurrent"
     assert families[("nqg", "3")] == "transformer"
+    assert {model_family(tasks[t]["model"]) for t in ("nqg_standard", "cnndm_standard")} == {"recurrent"}
+    assert {model_family(tasks[t]["model"]) for t in ("nqg", "cnndm", "xsum", "iwslt14")} == {"transformer"}
 
 
 def test_each_task_decodes_with_the_papers_beam_and_lengths(paper):
     """The `paper` decoder resolved per task (decoder_view): NQG greedy [script], CNN/DM beam 4, XSum beam 6
     [fairseq-bart], IWSLT14 beam 5 [fairseq-mt]; the sweep decoders are not overridden."""
     beams = {task: decoder_view(paper, task, "paper")["num_beams"] for task in paper["experiment"]["tasks"]}
-    assert beams == {"nqg": 1, "cnndm": 4, "xsum": 6, "iwslt14": 5}
+    assert beams == {"nqg_standard": 1, "cnndm_standard": 1, "nqg": 1, "cnndm": 4, "xsum": 6, "iwslt14": 5}
     assert {task: decoder_view(paper, task, "beam5")["num_beams"] for task in beams} == dict.fromkeys(beams, 5)
     lengths = {
         task: (paper["tasks"][task]["generation"]["max_new_tokens"], paper["tasks"][task]["generation"]["min_new_tokens"]) for task in beams
     }
-    assert lengths == {"nqg": (35, 5), "cnndm": (140, 55), "xsum": (60, 10), "iwslt14": (200, 1)}
+    assert lengths == {
+        "nqg_standard": (30, 1),
+        "cnndm_standard": (120, 35),
+        "nqg": (35, 5),
+        "cnndm": (140, 55),
+        "xsum": (60, 10),
+        "iwslt14": (200, 1),
+    }
     assert decoding_view(task_config(paper, "cnndm"))["generation"]["length_penalty"] == 2.0
 
 
 def test_the_papers_tasks_get_the_resources_of_their_size(paper):
-    """BART-large fine-tuning: 4 GPUs and a day or two; the IWSLT14 transformer from scratch: one GPU."""
+    """BART-large fine-tuning: 4 GPUs and a day or two; the IWSLT14 transformer from scratch and the standard
+    models: one GPU (the pointer-generator's MLE two days: the paper's 15 epochs of 2 hours)."""
     classes = {task: size_class(task_config(paper, task)) for task in paper["experiment"]["tasks"]}
-    assert classes == {"nqg": "large", "cnndm": "large", "xsum": "large", "iwslt14": "medium"}
+    assert classes == {
+        "nqg_standard": "recurrent",
+        "cnndm_standard": "recurrent",
+        "nqg": "large",
+        "cnndm": "large",
+        "xsum": "large",
+        "iwslt14": "medium",
+    }
+    assert stage_request(task_config(paper, "cnndm_standard"), "train_mle") == {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 2880}
     assert stage_request(task_config(paper, "cnndm"), "train_mle")["gpu"] == 4
     assert stage_request(task_config(paper, "iwslt14"), "train_mle")["gpu"] == 1
     assert stage_request(task_config(paper, "iwslt14"), "table1") == stage_request(task_config(paper, "iwslt14"), "cpu")

@@ -15,6 +15,7 @@ with log_to_file(snakemake.log[0]):
         resamples=bootstrap["bootstrap_resamples"],
         confidence=bootstrap["confidence"],
         seed=bootstrap["draw_seed"],
+        default_run=tuple(snakemake.params.default_run),
     )
     write_csv(snakemake.output.csv, table, float_format="%.4f")
     write_text(snakemake.output.markdown, to_markdown(table))

@@ -1,6 +1,9 @@
-"""Our numbers beside the paper's: for every number a task's `paper_results` lists (Tables 1 and 3, the
-lead-3 baselines), the mean over our training seeds, a percentile-bootstrap interval of that mean over
-test examples (the same resampled examples for every seed), and the difference.
+"""Our numbers beside the paper's: for every number a task's `paper_results` lists (Tables 1, 2 and 3, the
+lead-3 baselines), the mean over our training seeds (and over the runs of a sampling decoder, as the
+paper's Table 2 averages 3), a percentile-bootstrap interval of that mean over the examples (the same
+resampled examples for every run), and the difference. Each entry names the split and decoder it was
+scored with (by default the experiment's evaluation split and first decoder; Table 2: the dev set and
+each decoder of the sweep).
 
 The paper's R-L is summary-level ROUGE-L (files2rouge), so it is compared with our ROUGE-Lsum; its BLEU
 and perplexity with ours as the tables report them.
@@ -30,6 +33,8 @@ COLUMNS = [
     "paper_table",
     "paper_model",
     "our_model",
+    "split",
+    "decoder",
     "objective",
     "metric",
     "paper",
@@ -62,6 +67,9 @@ class Run:
     seed: int
     generations: str
     nll: str | None = None
+    split: str = "test"
+    decoder: str = "greedy"
+    sample: int = 0
 
 
 class ExampleStatistics:
@@ -129,18 +137,24 @@ def comparison_table(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    default_run: tuple[str, str] = ("test", "greedy"),
 ) -> pd.DataFrame:
-    """One row per number the paper reports for a task of ours; `ours` is empty where we have no such run."""
-    statistics: dict[tuple[str, str], list[ExampleStatistics]] = {}
+    """One row per number the paper reports for a task of ours; `ours` is empty where we have no such run.
+    `default_run`: the (split, decoder) of an entry that names neither."""
+    statistics: dict[tuple[str, str, str, str], list[ExampleStatistics]] = {}
     for run in runs:
-        statistics.setdefault((run.task, run.objective), []).append(ExampleStatistics(run, scoring[run.task]))
+        key = (run.task, run.objective, run.split, run.decoder)
+        statistics.setdefault(key, []).append(ExampleStatistics(run, scoring[run.task]))
     rows = []
     for task, tables in paper_results.items():
         for entry in tables:
+            split, decoder = entry_run(entry, default_run)
             for objective, numbers in entry["results"].items():
-                ours = statistics.get((task, objective))
+                # lead-3 has no decoder: its outputs are scored once per split.
+                ours = statistics.get((task, objective, split, "lead3" if objective == "lead3" else decoder))
                 for metric, paper in numbers.items():
                     row = {"task": task, "paper_table": entry["table"], "paper_model": entry["model"], "objective": objective}
+                    row.update(split=split, decoder=decoder)
                     model = our_models[task]
                     row.update(metric=metric, paper=paper, our_model=model.label if objective != "lead3" else "lead-3")
                     row["note"] = incomparability(entry, model, objective, metric)
@@ -151,6 +165,11 @@ def comparison_table(
                             row.update(difference=point - paper, paper_in_ci=bool(low <= paper <= high))
                     rows.append(row)
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def entry_run(entry: dict, default_run: tuple[str, str]) -> tuple[str, str]:
+    """(split, decoder) of a `paper_results` entry: its own, or the experiment's defaults."""
+    return entry.get("split") or default_run[0], entry.get("decoder") or default_run[1]
 
 
 def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -> str:
@@ -165,12 +184,13 @@ def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    headers = ["task", "table", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
+    headers = ["task", "table", "split, decoder", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
     rows = []
     for _, row in table.iterrows():
         ours = "not run" if pd.isna(row["ours"]) else f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})"
         difference = "-" if pd.isna(row["difference"]) else f"{row['difference']:+.2f}"
-        cells = [row["task"], str(row["paper_table"]), row["objective"], row["metric"], f"{row['paper']:.2f}", ours, difference]
+        cells = [row["task"], str(row["paper_table"]), f"{row['split']}, {row['decoder']}", row["objective"], row["metric"]]
+        cells += [f"{row['paper']:.2f}", ours, difference]
         cells.append(f"{row['paper_model']} / {row['our_model']}")
         cells.append(row["note"] if isinstance(row["note"], str) else "")
         rows.append(cells)
