@@ -104,3 +104,33 @@ def test_numbers_of_another_model_family_or_token_unit_are_shown_but_not_compare
     assert same.loc["bleu", "difference"] == pytest.approx(100.0 - 14.23) and not same.loc["bleu", "note"]
     assert pd.isna(same.loc["perplexity", "difference"]) and "joint BPE 10k" in same.loc["perplexity", "note"]
     assert "model families differ" in to_markdown(table)
+
+
+def test_table2_numbers_are_compared_with_the_dev_runs_of_their_decoder_averaged_over_samples(tmp_path):
+    """A Table 2 entry (dev split, top-k 5) reads only the dev outputs of that decoder and averages its
+    sampling runs; a decoder the experiment did not run is shown as not run; Table 1 reads the test runs."""
+    references = ["a b c d", "e f g h"]
+
+    def run(name, hypotheses, split, decoder, sample=0):
+        base = write_run(tmp_path, name, hypotheses, references)
+        return Run("t", "mle", 1, base.generations, None, split=split, decoder=decoder, sample=sample)
+
+    runs = [
+        run("test", references, "test", "greedy"),  # ROUGE-2 100
+        run("s1", ["a b c d", "x y z w"], "valid", "topk5", 1),  # 50
+        run("s2", ["x y z w", "x y z w"], "valid", "topk5", 2),  # 0
+    ]
+    paper = {
+        "t": [
+            {"table": "1", "model": "m", "family": "recurrent", "results": {"mle": {"rouge2": 90.0}}},
+            {"table": "2", "model": "m", "family": "recurrent", "split": "valid", "decoder": "topk5", "results": {"mle": {"rouge2": 20.0}}},
+            {"table": "2", "model": "m", "family": "recurrent", "split": "valid", "decoder": "beam3", "results": {"mle": {"rouge2": 30.0}}},
+        ]
+    }
+    table = comparison_table(runs, paper, {"t": Scoring()}, {"t": OurModel("ours", "recurrent")}, resamples=100, default_run=("test", "greedy"))
+    rows = {(row.paper_table, row.decoder): row for row in table.itertuples()}
+    assert rows[("1", "greedy")].ours == pytest.approx(100.0) and rows[("1", "greedy")].split == "test"
+    assert rows[("2", "topk5")].ours == pytest.approx(25.0) and rows[("2", "topk5")].n_runs == 2
+    assert rows[("2", "topk5")].difference == pytest.approx(5.0)
+    assert pd.isna(rows[("2", "beam3")].ours)
+    assert "valid, topk5" in to_markdown(table)

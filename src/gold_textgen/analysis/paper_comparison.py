@@ -43,7 +43,7 @@ COLUMNS = [
     "ours_ci_high",
     "difference",
     "paper_in_ci",
-    "n_seeds",
+    "n_runs",
     "note",
 ]
 
@@ -160,7 +160,7 @@ def comparison_table(
                     row["note"] = incomparability(entry, model, objective, metric)
                     if ours:
                         point, low, high = seed_mean_with_interval(ours, OUR_COLUMN[metric], resamples, confidence, seed)
-                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, n_seeds=len(ours))
+                        row.update(ours=point, ours_ci_low=low, ours_ci_high=high, n_runs=len(ours))  # seeds x sampling runs
                         if not row["note"]:
                             row.update(difference=point - paper, paper_in_ci=bool(low <= paper <= high))
                     rows.append(row)
