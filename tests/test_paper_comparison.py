@@ -82,7 +82,7 @@ def test_comparison_rows_put_ours_beside_the_paper(tmp_path):
     }
     table = comparison_table([run], paper, {"t": Scoring()}, {"t": OurModel("ours", "transformer")}, resamples=100)
     mle = table[(table["objective"] == "mle") & (table["metric"] == "rouge2")].iloc[0]
-    assert (mle["paper"], mle["ours"], mle["difference"], mle["paper_in_ci"], mle["n_seeds"]) == (90.0, 100.0, 10.0, False, 1)
+    assert (mle["paper"], mle["ours"], mle["difference"], mle["paper_in_ci"], mle["n_runs"]) == (90.0, 100.0, 10.0, False, 1)
     perplexity = table[table["metric"] == "perplexity"].iloc[0]
     assert perplexity["ours"] == pytest.approx(np.exp(0.1)) and perplexity["difference"] == pytest.approx(np.exp(0.1) - 1.0)
     gold_s = table[table["objective"] == "gold_s"].iloc[0]
