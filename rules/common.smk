@@ -448,6 +448,14 @@ def task_metrics(wildcards):
     return {task: config["tasks"][task]["metric"] for task in EXPERIMENT["tasks"]}
 
 
+def task_families(wildcards):
+    """Per task, its model's family as the paper's tables group them (recurrent: Tables 1-2; transformer: Table 3)."""
+    return {
+        task: gold_model_description.model_family(config["tasks"][task]["model"])
+        for task in EXPERIMENT["tasks"]
+    }
+
+
 def compared_models(wildcards):
     """Per task, what the paper comparison needs to know about our model (paper_comparison.OurModel)."""
     return {
@@ -489,7 +497,9 @@ def produced_runs():
     """(split, decoder) pairs whose outputs the experiment makes: its decoders on the evaluation split and
     the sweep's on the sweep split."""
     pairs = {(EXPERIMENT["eval_split"], decoder) for decoder in EXPERIMENT["decoders"]}
-    return pairs | {(EXPERIMENT["sweep_split"], decoder) for decoder in EXPERIMENT["sweep_decoders"]}
+    return pairs | {
+        (EXPERIMENT["sweep_split"], decoder) for decoder in EXPERIMENT["sweep_decoders"]
+    }
 
 
 def paper_comparison_runs(wildcards):
@@ -499,7 +509,10 @@ def paper_comparison_runs(wildcards):
     default = tuple(default_compared_run(wildcards))
     runs = []
     for task in compared_tasks():
-        wanted = {(entry["split"] or default[0], entry["decoder"] or default[1]) for entry in config["tasks"][task]["paper_results"]}
+        wanted = {
+            (entry["split"] or default[0], entry["decoder"] or default[1])
+            for entry in config["tasks"][task]["paper_results"]
+        }
         for split, decoder in sorted(wanted & produced_runs()):
             runs += [
                 {

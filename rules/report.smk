@@ -26,6 +26,8 @@ rule main_table:
         "logs/main_table/main_table.log",
     benchmark:
         "logs/benchmarks/main_table/main_table.tsv"
+    params:
+        families=task_families,
     script:
         "../workflow_scripts/main_table.py"
 
@@ -48,6 +50,7 @@ rule table1:
         "logs/benchmarks/table1/table1.tsv"
     params:
         task_metrics=task_metrics,
+        families=task_families,
     script:
         "../workflow_scripts/table1.py"
 
@@ -70,6 +73,7 @@ rule table2:
         "logs/benchmarks/table2/table2.tsv"
     params:
         task_metrics=task_metrics,
+        families=task_families,
         decoders=EXPERIMENT["sweep_decoders"],
     script:
         "../workflow_scripts/table2.py"

@@ -127,7 +127,9 @@ def test_table2_numbers_are_compared_with_the_dev_runs_of_their_decoder_averaged
             {"table": "2", "model": "m", "family": "recurrent", "split": "valid", "decoder": "beam3", "results": {"mle": {"rouge2": 30.0}}},
         ]
     }
-    table = comparison_table(runs, paper, {"t": Scoring()}, {"t": OurModel("ours", "recurrent")}, resamples=100, default_run=("test", "greedy"))
+    table = comparison_table(
+        runs, paper, {"t": Scoring()}, {"t": OurModel("ours", "recurrent")}, resamples=100, default_run=("test", "greedy")
+    )
     rows = {(row.paper_table, row.decoder): row for row in table.itertuples()}
     assert rows[("1", "greedy")].ours == pytest.approx(100.0) and rows[("1", "greedy")].split == "test"
     assert rows[("2", "topk5")].ours == pytest.approx(25.0) and rows[("2", "topk5")].n_runs == 2

@@ -12,6 +12,7 @@ from gold_textgen.analysis.tables import (
     table2,
     table2_markdown,
     to_markdown,
+    with_families,
     with_scoring,
     write_table,
 )
@@ -118,3 +119,15 @@ def test_table1_labels_every_row_with_its_decoder_when_there_are_several(score_f
     table, columns = table1(two, {"demo": "bleu"})
     text = to_markdown(table, columns, labels=table1_labels(table))
     assert "| demo | mle | greedy | 1 | 20.00 |" in text and "| demo | mle | topk20 | 1 | 15.00 |" in text
+
+
+def test_tables_name_each_tasks_model_family_standard_models_first():
+    """The paper's layout: the recurrent (standard) models of Tables 1 and 2 before the transformers of Table 3."""
+    table = pd.DataFrame({"task": ["nqg", "nqg", "nqg_standard"], "objective": ["mle", "gold_s", "mle"], "bleu": [20.0, 21.0, 14.0]})
+    labelled = with_families(table, {"nqg": "transformer", "nqg_standard": "recurrent"})
+    assert list(labelled.columns) == ["task", "family", "objective", "bleu"]
+    assert list(zip(labelled["task"], labelled["family"], labelled["objective"], strict=True)) == [
+        ("nqg_standard", "recurrent", "mle"),
+        ("nqg", "transformer", "mle"),
+        ("nqg", "transformer", "gold_s"),
+    ]

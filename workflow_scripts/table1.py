@@ -1,12 +1,13 @@
 """Snakemake adapter: rule table1 -> gold_textgen.analysis.tables.table1."""
 
-from gold_textgen.analysis.tables import load_scores, scoring_note, table1, table1_labels, with_scoring, write_table
+from gold_textgen.analysis.tables import load_scores, scoring_note, table1, table1_labels, with_families, with_scoring, write_table
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)
     table, columns = table1(scores, snakemake.params.task_metrics)
+    table = with_families(table, snakemake.params.families)
     labels = table1_labels(table)
     table = with_scoring(table, scores)
     write_table(table, snakemake.output.csv, snakemake.output.markdown, columns, scoring_note(scores), labels=labels)

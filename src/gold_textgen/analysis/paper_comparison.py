@@ -184,7 +184,18 @@ def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    headers = ["task", "table", "split, decoder", "objective", "metric", "paper", "ours (95% CI)", "difference", "paper model / ours", "note"]
+    headers = [
+        "task",
+        "table",
+        "split, decoder",
+        "objective",
+        "metric",
+        "paper",
+        "ours (95% CI)",
+        "difference",
+        "paper model / ours",
+        "note",
+    ]
     rows = []
     for _, row in table.iterrows():
         ours = "not run" if pd.isna(row["ours"]) else f"{row['ours']:.2f} ({row['ours_ci_low']:.2f}-{row['ours_ci_high']:.2f})"

@@ -85,6 +85,19 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
     return markdown_table([*labels, *metrics], rows)
 
 
+# The paper's layout: its standard (recurrent) models in Tables 1 and 2, then the transformers of Table 3.
+FAMILY_ORDER = {"recurrent": 0, "transformer": 1}
+
+
+def with_families(table: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame:
+    """`table` with each task's model family (`recurrent` or `transformer`) as a column after `task`, the
+    recurrent tasks' rows first (the order within each family kept)."""
+    table = table.copy()
+    table.insert(table.columns.get_loc("task") + 1, "family", table["task"].map(families))
+    rank = table["family"].map(FAMILY_ORDER).fillna(len(FAMILY_ORDER))
+    return table.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
+
+
 def scoring_of_tasks(scores: pd.DataFrame) -> pd.DataFrame:
     """Per task, how its numbers were scored: the sacrebleu signature of its BLEU and its ROUGE variant
     (see metrics.Scoring); several values of one task (score files of different settings) are all listed."""
@@ -132,9 +145,11 @@ def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataF
 
 
 def table1_labels(table: pd.DataFrame) -> tuple[str, ...]:
-    """The row labels of Table 1's markdown: the decoder too when the table holds several, so that no two
-    rows look alike."""
-    return ("task", "objective", "decoder", "seed") if table["decoder"].nunique() > 1 else ("task", "objective", "seed")
+    """The row labels of Table 1's markdown: the model family where the table has one, and the decoder too
+    when the table holds several, so that no two rows look alike."""
+    family = ("family",) if "family" in table.columns else ()
+    decoder = ("decoder",) if table["decoder"].nunique() > 1 else ()
+    return ("task", *family, "objective", *decoder, "seed")
 
 
 def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequence[str]) -> pd.DataFrame:
@@ -178,9 +193,10 @@ def table2_markdown(table: pd.DataFrame, digits: int = 2) -> str:
     for task, frame in table.groupby("task", sort=False):
         objectives = list(dict.fromkeys(frame["objective"]))
         metric = frame["metric"].iloc[0]
+        name = f"{task} ({frame['family'].iloc[0]} model)" if "family" in frame.columns else task
         for title, cell in (
-            (f"{task}: {metric} by decoder (mean ± std over seeds)", _mean_cell),
-            (f"{task}: drop in {metric} from greedy decoding", _drop_cell),
+            (f"{name}: {metric} by decoder (mean ± std over seeds)", _mean_cell),
+            (f"{name}: drop in {metric} from greedy decoding", _drop_cell),
         ):
             lines = [f"**{title}**", "", "| decoder | " + " | ".join(objectives) + " |", "|---|" + "---|" * len(objectives)]
             for decoder, rows in frame.groupby("decoder", sort=False):
