@@ -1,0 +1,67 @@
+"""The paper's standard models through the whole workflow: a tiny pointer-generator on the demo language,
+and a tiny NQG++ reading the real NQG dev split's word features (skipped when that folder is absent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.workflow
+REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
+SWEEP = ["greedy", "beam3", "topk5"]
+TINY = {"embedding_dim": 16, "encoder_hidden": 32, "decoder_hidden": 32, "attention_dim": 16, "dropout": 0.0}
+
+
+def run_overlay(tmp_path: Path, overlay: dict) -> Path:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump(overlay))
+    run_snakemake(tmp_path, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"), str(path), timeout=1200)
+    return tmp_path
+
+
+def check_outputs(workdir: Path, task: str, architecture: str) -> None:
+    config = json.loads((workdir / "results" / "models" / task / "gold_s" / "seed1" / "config.json").read_text())
+    assert (config["model_type"], config["architecture"]) == ("gold_recurrent_seq2seq", architecture)
+    table1 = pd.read_csv(workdir / "results" / "tables" / "table1_main.csv")
+    rows = table1[(table1["task"] == task) & (table1["seed"] == "mean")]
+    assert set(rows["objective"]) == {"mle", "gold_s"} and set(rows["family"]) == {"recurrent"}
+    assert rows["perplexity"].between(1, 1e6).all()  # NLL over the extended vocabulary: finite
+    table2 = pd.read_csv(workdir / "results" / "tables" / "table2_decoding.csv")
+    assert set(table2.loc[table2["task"] == task, "decoder"]) == set(SWEEP)
+    generations = workdir / "results" / "generations" / task / "gold_s" / "seed1" / "valid" / "beam3" / "sample0.jsonl"
+    rows = [json.loads(line) for line in generations.read_text().splitlines()]
+    assert rows and not any("<copy_" in row["hypothesis"] for row in rows)  # placeholders come back as words
+    assert (workdir / "results" / "figures" / task / "nll_histogram.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_pointer_generator_runs_the_whole_workflow(tmp_path):
+    model = {"architecture": "pointer_generator", "coverage": True, "coverage_loss_weight": 1.0, **TINY}
+    overlay = {
+        "experiment": {"tasks": ["demo"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
+        "tasks": {"demo": {"model": model, "tokenizer": {"copy_slots": 16}}},
+    }
+    check_outputs(run_overlay(tmp_path, overlay), "demo", "pointer_generator")
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_path):
+    real = yaml.safe_load((REPO / "configs" / "nqg_real.yaml").read_text())["tasks"]["nqg_real"]
+    real["source"].update(directory=str(REAL_NQG_DEV), line_ranges={"train": [1, 300], "valid": [301, 340], "test": [341, 380]})
+    real["model"].update(TINY)
+    schedule = {"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16}
+    real["mle"].update(schedule)
+    real["gold"].update(schedule, sync_every=7)
+    overlay = {
+        "experiment": {"tasks": ["nqg_real"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
+        "analysis": {"gold_objective": "gold_s"},
+        "tasks": {"nqg_real": real},
+    }
+    workdir = run_overlay(tmp_path, overlay)
+    check_outputs(workdir, "nqg_real", "nqg_pp")
+    record = json.loads((workdir / "results" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
+    assert sorted(record["token_features"]) == ["answer", "case", "ner", "pos"] and "<hl>" not in record["source"]
