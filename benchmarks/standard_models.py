@@ -1,0 +1,151 @@
+"""The paper's standard models at paper size beside the paper-sized transformer: MLE step time and decoding
+throughput, measured side by side in one run on the same batch shapes.
+
+    python -m benchmarks.standard_models [--steps 5] [--warmup 2] [--threads 2] [--shapes nqg cnndm]
+
+Models: NQG++ (20,000 words, the four NQG features: 10,372,565 parameters), the pointer-generator (50,000
+words, coverage: 19,965,705) and the IWSLT14 transformer (`transformer_iwslt_de_en`: 6+6 layers, d 512,
+FFN 1024, a 10,000-word joint vocabulary), each on its own task's batch shape: NQG (32 sentences of 30
+words, questions of 12) for NQG++, CNN/DM (16 articles of 400 words, summaries of 60) for the
+pointer-generator, and both shapes for the transformer. Words are drawn at random (the timing depends on
+the shapes, not on the words). A step is forward, backward and an Adam update; decoding is greedy, every
+output forced to its full length (min length = max length), so that every model emits the same tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+from transformers import DataCollatorForSeq2Seq
+
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
+from gold_textgen.data.token_features import FEATURE_TAGS, feature_sizes
+from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.evaluation.decoding import generation_config
+from gold_textgen.models.transformer import count_parameters, initial_model
+from gold_textgen.workflow.runtime import pick_device, set_threads
+from gold_textgen.workflow.schema import defaults
+
+SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words
+FEATURES = ["answer", "case", "pos", "ner"]
+RECURRENT = {
+    "nqg": ("NQG++", dict(architecture="nqg_pp", features=FEATURES, dropout=0.5), 20000, 100),
+    "cnndm": ("pointer-generator", dict(architecture="pointer_generator", coverage=True, coverage_loss_weight=1.0), 50000, 400),
+}
+TRANSFORMER = dict(architecture="transformer", d_model=512, encoder_layers=6, decoder_layers=6, attention_heads=4, ffn_dim=1024)
+
+
+def word_tokenizer(words: int, copy_slots: int):
+    """A word-level tokenizer of exactly `words` ids (4 specials + words w0, w1, ...) plus `copy_slots`."""
+    return train_tokenizer([" ".join(f"w{i}" for i in range(words - 4))], vocab_size=words, copy_slots=copy_slots)
+
+
+def random_batch(tokenizer, shape: str, vocabulary: int, features: list[str], model, seed: int) -> dict:
+    batch_size, source_words, target_words = SHAPES[shape]
+    generator = torch.Generator().manual_seed(seed)
+
+    def text(length: int) -> str:
+        return " ".join(f"w{i}" for i in torch.randint(0, vocabulary - 4, (length,), generator=generator).tolist())
+
+    records = []
+    for index in range(batch_size):
+        tags = {name: [FEATURE_TAGS[name][0]] * source_words for name in features}
+        records.append({"id": index, "source": text(source_words), "target": text(target_words), "token_features": tags})
+    dataset = tokenize_records(records, tokenizer, source_words + 1, target_words + 1, features)
+    batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))(list(dataset))
+    return {key: value.to(pick_device()) for key, value in batch.items()}
+
+
+def synchronise() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def median_seconds(action, steps: int, warmup: int) -> float:
+    times = []
+    for step in range(warmup + steps):
+        synchronise()
+        start = time.perf_counter()
+        action()
+        synchronise()
+        if step >= warmup:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int) -> dict:
+    model.to(pick_device())
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def mle_step() -> None:
+        model.train()
+        model(**batch).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    lengths = {"max_new_tokens": target_words, "min_new_tokens": target_words + 1, "no_repeat_ngram_size": 0}
+    config = generation_config(model, lengths, {"num_beams": 1})
+    encoder_inputs = {key: value for key, value in batch.items() if key not in ("labels", "decoder_input_ids")}
+
+    def decode() -> None:
+        model.eval()
+        with torch.no_grad():
+            model.generate(**encoder_inputs, generation_config=config)
+
+    step = median_seconds(mle_step, steps, warmup)
+    decoding = median_seconds(decode, steps, warmup)
+    tokens = batch["labels"].shape[0] * (target_words + 1)
+    return {"model": name, "parameters": count_parameters(model), "step_s": step, "decode_tokens_per_s": tokens / decoding}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=sorted(SHAPES, reverse=True))
+    args = parser.parse_args()
+    if args.threads:
+        set_threads(args.threads)
+    print(f"device {pick_device()}, torch threads {torch.get_num_threads()}; median of {args.steps} after {args.warmup} warm-up")
+    for shape in args.shapes:
+        label, settings, words, slots = RECURRENT[shape]
+        batch_size, source_words, target_words = SHAPES[shape]
+        print(f"\n{shape} shape: batch {batch_size}, sources of {source_words} words, targets of {target_words} (+ EOS)")
+        results = []
+        torch.manual_seed(0)
+        tokenizer = word_tokenizer(words, slots)
+        features = settings.get("features", [])
+        model = initial_model(defaults("model", kind="scratch", **settings), tokenizer, feature_sizes(features))
+        results.append(
+            measure(label, model, random_batch(tokenizer, shape, words, features, model, 0), target_words, args.steps, args.warmup)
+        )
+        del model
+        torch.manual_seed(0)
+        tokenizer = word_tokenizer(10000, 0)
+        model = initial_model(defaults("model", kind="scratch", **TRANSFORMER), tokenizer)
+        results.append(
+            measure(
+                "transformer (IWSLT14 size)",
+                model,
+                random_batch(tokenizer, shape, 10000, [], model, 0),
+                target_words,
+                args.steps,
+                args.warmup,
+            )
+        )
+        del model
+        reference = results[-1]
+        for row in results:
+            print(
+                f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
+                f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
+                f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)"
+            )
+
+
+if __name__ == "__main__":
+    main()
