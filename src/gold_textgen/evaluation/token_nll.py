@@ -10,6 +10,15 @@ only, the positions fairseq's targets have and the paper's perplexity averages o
 before the first reference token (BART's `<s>`, see `leading_target_specials`) is dropped and time steps
 count from the first reference token. `positions="labels"` (the reward cache) keeps every label position
 the Trainer trains on, so the cache lines up with the training labels.
+
+The copy models (NQG++, the pointer-generator) score each reference token over their source-extended
+vocabulary: a word of the vocabulary by its mixed probability (generation plus the attention on the source
+positions holding it), an out-of-vocabulary word that the source holds by its copy probability (the
+placeholder it is encoded as), and any other out-of-vocabulary word as `<unk>`. That is the loss these
+models are trained on (See et al. 2017; FocusSeq2Seq's pointer-generator targets are encoded the same
+way), so the perplexity is the one their training reports, which the paper's Table 1 lists for them.
+FocusSeq2Seq's NQG++ gives copy mass only to out-of-vocabulary targets; ours also to words of the
+vocabulary, so it can only assign a reference a higher probability than that encoding would.
 """
 
 from __future__ import annotations
