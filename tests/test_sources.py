@@ -255,3 +255,17 @@ def test_tag_files_out_of_step_with_the_sentences_name_member_and_line(tmp_path)
 
 def test_release_tokens_are_separated_by_plain_spaces_only():
     assert release_tokens("4 ft 8\u00a01\u20442 in") == ["4", "ft", "8\u00a01\u20442", "in"]
+
+
+def test_a_release_folder_is_read_in_place_and_a_missing_one_is_named(tmp_path):
+    archive = nqg_zip(tmp_path / "r.zip")
+    folder = tmp_path / "release"
+    with zipfile.ZipFile(archive) as unpacked:
+        unpacked.extractall(folder)
+    source = resolved({"kind": "nqg_zhou2017", "directory": "release"})
+    splits = load_source_splits(source, SPLITS, base_dir=tmp_path)
+    assert splits == load_source_splits(nqg_source(), SPLITS, archive=archive)
+    ranged = load_source_splits({**source, "line_ranges": {"test": [2, 3]}}, ["test"], base_dir=tmp_path)["test"]
+    assert [r["id"] for r in ranged] == ["test-2", "test-3"]
+    with pytest.raises(FileNotFoundError, match="directory .*elsewhere does not exist"):
+        load_source_splits({**source, "directory": "elsewhere"}, SPLITS, base_dir=tmp_path)

@@ -55,7 +55,10 @@ def load_source_splits(
     if kind == HUB_KIND:
         return hub.load_splits(source, splits)
     if kind in ARCHIVE_KINDS:
-        archive = archive or source.get("directory")
+        if archive is None and source.get("directory"):
+            archive = Path(base_dir) / source["directory"]
+            if not archive.is_dir():
+                raise FileNotFoundError(f"the {kind} source's directory {archive} does not exist (source.directory in the config)")
         if archive is None:
             raise ValueError(f"a {kind} source is read from its downloaded archive; none was given")
         return ARCHIVE_KINDS[kind](source, splits, archive)
