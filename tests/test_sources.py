@@ -267,5 +267,5 @@ def test_a_release_folder_is_read_in_place_and_a_missing_one_is_named(tmp_path):
     assert splits == load_source_splits(nqg_source(), SPLITS, archive=archive)
     ranged = load_source_splits({**source, "line_ranges": {"test": [2, 3]}}, ["test"], base_dir=tmp_path)["test"]
     assert [r["id"] for r in ranged] == ["test-2", "test-3"]
-    with pytest.raises(FileNotFoundError, match="directory .*elsewhere does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"directory .*elsewhere does not exist"):
         load_source_splits({**source, "directory": "elsewhere"}, SPLITS, base_dir=tmp_path)
