@@ -238,3 +238,28 @@ def test_gold_loss_on_a_copy_model_equals_the_objective_functions(tmp_path):
         coverage = 0.5 * outputs.coverage_losses[mask].sum()
     assert coverage > 0
     assert torch.allclose(loss, (parts.loss_sum + coverage) / parts.num_tokens, rtol=1e-5)
+
+
+@pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
+def test_every_sweep_decoder_runs_and_sampling_follows_its_settings(architecture):
+    """Top-k 1 sampling is greedy search whatever the seed; top-k, top-p and temperature sampling are
+    reproducible from their sample seed and differ from greedy for some seed; beams of 3 and 5 decode."""
+    torch.manual_seed(2)
+    tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(12))], copy_slots=4)
+    model = initial_model(tiny_recurrent(architecture), tokenizer).eval()
+    records = [{"id": i, "source": s, "target": ""} for i, s in enumerate(["w1 w2 w3", "w4 zz w5 w6", "w7"])]
+
+    def decode(decoder: dict, seed: int = 0) -> list[str]:
+        return generate_texts(model, tokenizer, records, generation_config(model, LENGTHS, decoder), 8, 12, seed)
+
+    greedy = decode({"num_beams": 1})
+    assert decode({"do_sample": True, "top_k": 1}, seed=5) == greedy
+    for sampling in (
+        {"do_sample": True, "top_k": 5},
+        {"do_sample": True, "top_k": 0, "top_p": 0.9},
+        {"do_sample": True, "temperature": 2.0},
+    ):
+        assert decode(sampling, seed=3) == decode(sampling, seed=3)
+        assert any(decode(sampling, seed=seed) != greedy for seed in range(1, 4)), sampling
+    for beams in (3, 5):
+        assert len(decode({"num_beams": beams})) == 3
