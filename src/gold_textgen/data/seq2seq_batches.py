@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import datasets
 import torch
+from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from ..models.copy_slots import copy_slots
@@ -40,7 +41,7 @@ def encode_records(
         return encoded
     vocabulary = CopyVocabulary(tokenizer)
     encoded = []
-    for record in records:
+    for record in tqdm(records, desc="encoding words", unit="record", mininterval=5.0):
         target = record["target"] if max_target_length is not None else None
         pair = vocabulary.encode(record["source"], target, max_source_length, max_target_length or 0)
         example = {"input_ids": pair.input_ids, "attention_mask": [1] * len(pair.input_ids), "oov_words": pair.oov_words}
