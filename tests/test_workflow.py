@@ -249,14 +249,14 @@ def test_main_table_is_built_from_the_scores(tiny_run):
         rows = table[table["objective"] == objective]
         assert list(rows["seed"]) == ["1", "mean"]
         assert rows.iloc[0]["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
-    assert "| demo | mle | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
+    assert "| demo | transformer | mle | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
 
 
 def test_table1_lists_mle_then_the_gold_objectives(tiny_run):
     table = pd.read_csv(tiny_run / "results/tables/table1_main.csv", dtype={"seed": str})
     assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_delta", "gold_p", "gold_s"]
     assert {"bleu", "perplexity"} <= set(table.columns) and "rouge2" not in table.columns
-    assert "| demo | gold_s | mean |" in (tiny_run / "results/tables/table1_main.md").read_text()
+    assert "| demo | transformer | gold_s | mean |" in (tiny_run / "results/tables/table1_main.md").read_text()
 
 
 def test_gold_model_records_its_objective_settings(tiny_run):
@@ -460,7 +460,7 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
         assert row["ours_ci_low"] <= row["ours"] <= row["ours_ci_high"]
     lead3 = json.loads((workdir / "results/baselines/demo/lead3/test.json").read_text())
     assert table[table["objective"] == "lead3"].iloc[0]["ours"] == pytest.approx(lead3["rouge2"], rel=1e-3)
-    assert "| demo | T | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()
+    assert "| demo | T | test, greedy | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()
 
 
 def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
