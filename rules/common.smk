@@ -510,7 +510,7 @@ def paper_comparison_runs(wildcards):
     runs = []
     for task in compared_tasks():
         wanted = {
-            (entry["split"] or default[0], entry["decoder"] or default[1])
+            gold_views.entry_run(entry, default)
             for entry in config["tasks"][task]["paper_results"]
         }
         for split, decoder in sorted(wanted & produced_runs()):

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ..evaluation import metrics
 from ..workflow.files import read_jsonl
+from ..workflow.views import entry_run
 from .markdown import markdown_table
 
 OUR_COLUMN = {"bleu": "bleu", "rouge1": "rouge1", "rouge2": "rouge2", "rougeL": "rougeLsum", "perplexity": "perplexity"}
@@ -165,11 +166,6 @@ def comparison_table(
                             row.update(difference=point - paper, paper_in_ci=bool(low <= paper <= high))
                     rows.append(row)
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
-
-
-def entry_run(entry: dict, default_run: tuple[str, str]) -> tuple[str, str]:
-    """(split, decoder) of a `paper_results` entry: its own, or the experiment's defaults."""
-    return entry.get("split") or default_run[0], entry.get("decoder") or default_run[1]
 
 
 def incomparability(entry: dict, model: OurModel, objective: str, metric: str) -> str:

@@ -68,6 +68,12 @@ def dev_search(config: dict, task: str) -> dict:
     return search
 
 
+def entry_run(entry: dict, default_run: tuple[str, str]) -> tuple[str, str]:
+    """(split, decoder) a `paper_results` entry was scored with: its own, or the experiment's defaults
+    (`default_run`: the evaluation split and the first decoder)."""
+    return entry.get("split") or default_run[0], entry.get("decoder") or default_run[1]
+
+
 RECURRENT_ARCHITECTURES = ("nqg_pp", "pointer_generator")  # the paper's standard models (models/recurrent.py)
 
 

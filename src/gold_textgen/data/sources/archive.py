@@ -37,9 +37,13 @@ class Archive:
         if self._zip or self._tar:
             (self._zip or self._tar).close()
 
+    def named(self, basename: str) -> list[str]:
+        """Every member called `basename`, in whatever folder."""
+        return [name for name in self.members if name.rsplit("/", 1)[-1] == basename]
+
     def find(self, basename: str, under: str = "") -> str:
         """The one member called `basename`, preferring members below `under` when several match."""
-        matches = [name for name in self.members if name.rsplit("/", 1)[-1] == basename]
+        matches = self.named(basename)
         if len(matches) > 1 and under:
             matches = [name for name in matches if name.startswith(under)] or matches
         if len(matches) != 1:

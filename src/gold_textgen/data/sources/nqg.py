@@ -20,7 +20,7 @@ from ..records import DataFormatError, make_record
 from .archive import Archive
 
 TAGS = {"B", "I", "O"}
-TAG_FILES = {"case": "case", "pos": "pos", "ner": "ner"}  # feature -> member suffix, beside the BIO tags
+TAG_FEATURES = ("case", "pos", "ner")  # each in <prefix>.<feature>, beside the BIO tags
 
 
 def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str] | None, where: str) -> tuple[str, str]:
@@ -33,19 +33,20 @@ def mark_answer(words: list[str], tags: list[str], markers: tuple[str, str] | No
         raise DataFormatError(f"{where}: unknown BIO tag '{unknown[0]}' (expected B, I or O)")
     if all(tag == "O" for tag in tags):
         raise DataFormatError(f"{where}: no answer span (every tag is O)")
+    opening, closing = ([markers[0]], [markers[1]]) if markers else ([], [])
     marked, answer, inside = [], [], False
     for word, tag in zip(words, tags, strict=True):
         if inside and tag != "I":  # a span ends at O or where the next one begins
-            marked.extend(markers[1:] if markers else ())
+            marked.extend(closing)
             inside = False
         if tag != "O" and not inside:  # B, or an I that follows no B
-            marked.extend(markers[:1] if markers else ())
+            marked.extend(opening)
             inside = True
         marked.append(word)
         if inside:
             answer.append(word)
-    if inside and markers:
-        marked.append(markers[1])
+    if inside:
+        marked.extend(closing)
     return " ".join(marked), " ".join(answer)
 
 
@@ -72,9 +73,9 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
     records = []
     rows = zip(sentences, tags, questions, strict=True)
     for line, ((_, sentence), (tag_where, tag_line), (question_where, question)) in enumerate(rows, start=1):
-        words, question_words = release_tokens(sentence), release_tokens(question)
         if not first <= line <= last:
             continue
+        words, question_words = release_tokens(sentence), release_tokens(question)
         if limit is not None and (len(words) > limit or len(question_words) > limit):
             continue
         bio = release_tokens(tag_line)
@@ -89,9 +90,9 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
 def word_tags(archive: Archive, prefix: str, under: str, count: int) -> dict[str, list[tuple[str, str]]]:
     """The case/POS/NER lines of a split, for each tag file the release has (all three in Zhou et al.'s)."""
     found = {}
-    for name, suffix in TAG_FILES.items():
-        basename = f"{prefix}.{suffix}"
-        if not any(member.rsplit("/", 1)[-1] == basename for member in archive.members):
+    for name in TAG_FEATURES:
+        basename = f"{prefix}.{name}"
+        if not archive.named(basename):
             continue
         member = archive.find(basename, under)
         found[name] = archive.read_lines(member)
