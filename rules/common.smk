@@ -510,8 +510,7 @@ def paper_comparison_runs(wildcards):
     runs = []
     for task in compared_tasks():
         wanted = {
-            gold_views.entry_run(entry, default)
-            for entry in config["tasks"][task]["paper_results"]
+            gold_views.entry_run(entry, default) for entry in config["tasks"][task]["paper_results"]
         }
         for split, decoder in sorted(wanted & produced_runs()):
             runs += [
