@@ -155,3 +155,26 @@ def test_a_tsv_header_is_read_only_when_declared(tmp_path):
     assert [(r["source"], r["target"]) for r in load_tsv(path, header=True)] == [("a", "b")]
     spec = {"kind": "local", "format": "tsv", "header": True, "train": "h.tsv", "valid": "h.tsv", "test": "h.tsv"}
     assert len(load_local_split(spec, "train", tmp_path)) == 1
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv", "parallel"])
+def test_every_format_ends_lines_at_a_lone_carriage_return(tmp_path, fmt):
+    """Classic Mac files and some spreadsheet exports end lines with CR only: three records, not one."""
+    pairs = [("a b", "x y"), ("c", "z"), ("d e", "w")]
+    if fmt == "jsonl":
+        text = "\r".join(json.dumps({"source": s, "target": t}) for s, t in pairs) + "\r"
+        records = load_jsonl(write(tmp_path / "t.jsonl", text))
+    elif fmt == "tsv":
+        records = load_tsv(write(tmp_path / "t.tsv", "\r".join(f"{s}\t{t}" for s, t in pairs) + "\r"))
+    else:
+        source = write(tmp_path / "t.src", "\r".join(s for s, _ in pairs) + "\r")
+        target = write(tmp_path / "t.tgt", "\r\n".join(t for _, t in pairs))
+        records = load_parallel(source, target)
+    assert [(r["source"], r["target"]) for r in records] == pairs
+    assert [r["id"] for r in records][-1].endswith("3")
+
+
+def test_a_bad_byte_after_a_carriage_return_names_its_line(tmp_path):
+    path = write(tmp_path / "t.tsv", b"a\tb\rc\td\xff\r")
+    with pytest.raises(DataFormatError, match=r"t\.tsv:2: not valid UTF-8 \(byte 3: b'\\xff'\)"):
+        load_tsv(path)

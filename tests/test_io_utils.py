@@ -1,6 +1,9 @@
+import os
+import stat
+
 import pytest
 
-from gold_textgen.workflow.files import atomic_directory, atomic_open, read_jsonl, write_jsonl
+from gold_textgen.workflow.files import atomic_directory, atomic_open, current_umask, read_jsonl, write_json, write_jsonl
 
 
 def test_failed_write_leaves_old_file_and_no_temporary(tmp_path):
@@ -35,3 +38,21 @@ def test_jsonl_roundtrip_keeps_unicode(tmp_path):
     assert write_jsonl(tmp_path / "x.jsonl", rows) == 1
     assert read_jsonl(tmp_path / "x.jsonl") == rows
     assert "schön" in (tmp_path / "x.jsonl").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_outputs_get_the_modes_the_umask_gives_ordinary_files(tmp_path, umask):
+    """Written files and folders are as readable as `open`/`mkdir` would make them, not owner-only."""
+    previous = os.umask(umask)
+    try:
+        assert current_umask() == umask
+        write_json(tmp_path / "scores.json", {"bleu": 1.0})
+        with atomic_directory(tmp_path / "model") as staging:
+            (staging / "weights").write_text("w")
+        plain_file, plain_dir = tmp_path / "plain.txt", tmp_path / "plain"
+        plain_file.write_text("x")
+        plain_dir.mkdir()
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "scores.json").stat().st_mode) == 0o666 & ~umask == stat.S_IMODE(plain_file.stat().st_mode)
+    assert stat.S_IMODE((tmp_path / "model").stat().st_mode) == 0o777 & ~umask == stat.S_IMODE(plain_dir.stat().st_mode)

@@ -269,3 +269,16 @@ def test_a_release_folder_is_read_in_place_and_a_missing_one_is_named(tmp_path):
     assert [r["id"] for r in ranged] == ["test-2", "test-3"]
     with pytest.raises(FileNotFoundError, match=r"directory .*elsewhere does not exist"):
         load_source_splits({**source, "directory": "elsewhere"}, SPLITS, base_dir=tmp_path)
+
+
+def test_archive_members_end_lines_at_a_lone_carriage_return(tmp_path):
+    """A release whose files were rewritten with CR-only line ends reads as the original."""
+    archive = nqg_zip(tmp_path / "r.zip")
+    folder = tmp_path / "release"
+    with zipfile.ZipFile(archive) as unpacked:
+        unpacked.extractall(folder)
+    for member in folder.rglob("*"):
+        if member.is_file():
+            member.write_bytes(member.read_bytes().replace(b"\n", b"\r"))
+    source = resolved({"kind": "nqg_zhou2017", "directory": "release"})
+    assert load_source_splits(source, SPLITS, base_dir=tmp_path) == load_source_splits(nqg_source(), SPLITS, archive=archive)

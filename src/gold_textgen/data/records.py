@@ -17,6 +17,7 @@ import csv
 import io
 import json
 from collections.abc import Iterator
+from typing import IO
 from pathlib import Path
 
 SPLITS = ("train", "valid", "test")
@@ -30,17 +31,27 @@ def _where(path: Path, line_number: int) -> str:
     return f"{path}:{line_number}"
 
 
+def decoded_lines(handle: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text without its line break) of a binary UTF-8 stream, naming `label:line` of
+    any non-UTF-8 bytes. A line ends at `\\n`, `\\r\\n` or a lone `\\r` (classic Mac files and some spreadsheet
+    exports end lines with CR only; read byte-wise, such a file would be one long line), as Python's
+    universal newlines and `str.splitlines` read them."""
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape", newline=None)
+    for line_number, line in enumerate(text, start=1):
+        line = line.removesuffix("\n")
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError as error:
+            offset = len(line[: error.start].encode("utf-8", "surrogateescape"))
+            byte = line[error.start].encode("utf-8", "surrogateescape")
+            raise DataFormatError(f"{label}:{line_number}: not valid UTF-8 (byte {offset}: {byte!r})") from None
+        yield line_number, line
+
+
 def _decoded_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, text without newline), naming the line of any non-UTF-8 bytes."""
+    """The lines of a local file (see `decoded_lines`), a UTF-8 byte-order mark dropped."""
     with open(path, "rb") as handle:
-        for line_number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise DataFormatError(
-                    f"{_where(path, line_number)}: not valid UTF-8 (byte {error.start}: {raw[error.start : error.start + 1]!r})"
-                ) from None
-            text = text.rstrip("\r\n")
+        for line_number, text in decoded_lines(handle, str(path)):
             yield line_number, text.removeprefix("\ufeff") if line_number == 1 else text
 
 

@@ -1,5 +1,10 @@
 """File helpers: every output is written to a temporary sibling and renamed into place, so a crash
-never leaves a half-written file that looks finished."""
+never leaves a half-written file that looks finished.
+
+The temporary files are private while they are written (mkstemp: 0600, mkdtemp: 0700) and get the modes
+an ordinary `open` or `mkdir` would give them (0666 / 0777 less the umask) just before the rename: on a
+shared filesystem a lab-mate or a web server reads the tables, models and figures as it reads any other
+file of the user's."""
 
 from __future__ import annotations
 
@@ -15,6 +20,18 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def current_umask() -> int:
+    """The process's umask. Linux shows it in /proc; elsewhere it can only be read by setting it, which is
+    done and undone at once."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to `path`; on success rename it onto `path`, on error delete it."""
@@ -27,6 +44,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o666 & ~current_umask())
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -42,6 +60,7 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~current_umask())
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)

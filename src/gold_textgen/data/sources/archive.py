@@ -8,7 +8,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..records import DataFormatError
+from ..records import DataFormatError, decoded_lines
 
 
 class Archive:
@@ -52,14 +52,11 @@ class Archive:
         return matches[0]
 
     def lines(self, member: str) -> Iterator[tuple[str, str]]:
-        """(`archive:member:line`, text without the newline) for every line of a UTF-8 member."""
+        """(`archive:member:line`, text without its line break) for every line of a UTF-8 member; lines end
+        as in every other reader (`records.decoded_lines`: LF, CRLF or a lone CR)."""
         with self._open(member) as handle:
-            for number, raw in enumerate(handle, start=1):
-                where = f"{self.path}:{member}:{number}"
-                try:
-                    yield where, raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError:
-                    raise DataFormatError(f"{where}: not valid UTF-8") from None
+            for number, text in decoded_lines(handle, f"{self.path}:{member}"):
+                yield f"{self.path}:{member}:{number}", text
 
     def _open(self, member: str):
         if self._zip:
