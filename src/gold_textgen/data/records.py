@@ -17,8 +17,8 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from typing import IO
 from pathlib import Path
+from typing import IO
 
 SPLITS = ("train", "valid", "test")
 
