@@ -3,6 +3,8 @@
 import json
 import logging
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,12 +16,12 @@ from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
 from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
-from gold_textgen.training.checkpoints import COMPLETE_FILE, claim_checkpoints
+from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, claim_checkpoints, discard_checkpoints
 from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
 from gold_textgen.training.trainer import TrainingJob
-from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.files import read_json, write_jsonl
 from gold_textgen.workflow.schema import defaults
 from gold_textgen.workflow.views import training_view
 
@@ -47,7 +49,8 @@ def test_a_finished_run_leaves_nothing_to_resume(tiny_data, tmp_path):
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO
     )
     first = train_mle(job)
-    assert first["resumed_from"] is None and not (tmp_path / "ckpt").exists()
+    assert first["resumed_from"] is None and not list((tmp_path / "ckpt").glob("checkpoint-*"))
+    assert read_json(tmp_path / "ckpt" / FINGERPRINT_FILE)["finished"] is True
     again = train_mle(TrainingJob(**{**job.__dict__, "output_dir": tmp_path / "b"}))  # as `snakemake -f` would
     assert again["resumed_from"] is None and again["global_step"] == first["global_step"]  # a fresh run, not one step more
     assert (tmp_path / "a" / "model.safetensors").read_bytes() == (tmp_path / "b" / "model.safetensors").read_bytes()
@@ -229,6 +232,51 @@ def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path)
     assert not (tmp_path / "checkpoint-20").exists()
     assert claim_checkpoints(tmp_path, {**identity, "inputs": {"train": "abd"}}) is None
     assert not (tmp_path / "checkpoint-10").exists()
+
+
+def test_the_log_names_each_setting_changed_since_the_finished_run(tmp_path, caplog):
+    """Snakemake deletes a model before retraining it; the new run's log says what changed since."""
+    first = {"settings": {"task": {"generation": {"no_repeat_ngram_size": 0, "max_new_tokens": 50}}, "seed": 1}, "inputs": {"train": "abc"}}
+    claim_checkpoints(tmp_path, first)
+    discard_checkpoints(tmp_path)
+    second = {"settings": {"task": {"generation": {"no_repeat_ngram_size": 3, "max_new_tokens": 50}}, "seed": 1}, "inputs": {"train": "abc"}}
+    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+        assert claim_checkpoints(tmp_path, second) is None
+    assert "finished changed since: the training settings (task.generation.no_repeat_ngram_size: 0 -> 3)" in caplog.text
+    assert "max_new_tokens" not in caplog.text and "input 'train'" not in caplog.text
+    discard_checkpoints(tmp_path)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+        claim_checkpoints(tmp_path, second)
+    assert "finished with the same settings and inputs" in caplog.text
+
+
+HOLD_CHECKPOINTS = """
+import sys, time
+from gold_textgen.training.checkpoints import claim_checkpoints
+claim_checkpoints(sys.argv[1], {"settings": {}, "inputs": {}})
+print("claimed", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_trainer_on_a_living_trainers_checkpoints_stops_and_names_it(tmp_path):
+    """An orphaned training job still writes its checkpoints: a rerun must not resume from them beside it."""
+    folder = tmp_path / "ckpt"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_CHECKPOINTS, str(folder)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "claimed"
+        second = subprocess.run([sys.executable, "-c", HOLD_CHECKPOINTS, str(folder)], capture_output=True, text=True, timeout=120)
+        assert second.returncode != 0 and "claimed" not in second.stdout
+        assert f"is in use by process {holder.pid} on host" in second.stderr
+        assert "CheckpointsInUse" in second.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel dropped the dead holder's lock: a restart claims the folder and resumes as usual.
+    (folder / "checkpoint-5").mkdir()
+    (folder / "checkpoint-5" / COMPLETE_FILE).write_text("{}")
+    assert claim_checkpoints(folder, {"settings": {}, "inputs": {}}).endswith("checkpoint-5")
 
 
 def test_length_sorted_batches_cover_every_index_once():
