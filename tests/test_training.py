@@ -236,10 +236,14 @@ def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path)
 
 def test_the_log_names_each_setting_changed_since_the_finished_run(tmp_path, caplog):
     """Snakemake deletes a model before retraining it; the new run's log says what changed since."""
-    first = {"settings": {"task": {"generation": {"no_repeat_ngram_size": 0, "max_new_tokens": 50}}, "seed": 1}, "inputs": {"train": "abc"}}
+
+    def identity(no_repeat: int) -> dict:
+        generation = {"no_repeat_ngram_size": no_repeat, "max_new_tokens": 50}
+        return {"settings": {"task": {"generation": generation}, "seed": 1}, "inputs": {"train": "abc"}}
+
+    first, second = identity(0), identity(3)
     claim_checkpoints(tmp_path, first)
     discard_checkpoints(tmp_path)
-    second = {"settings": {"task": {"generation": {"no_repeat_ngram_size": 3, "max_new_tokens": 50}}, "seed": 1}, "inputs": {"train": "abc"}}
     with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
         assert claim_checkpoints(tmp_path, second) is None
     assert "finished changed since: the training settings (task.generation.no_repeat_ngram_size: 0 -> 3)" in caplog.text
