@@ -188,3 +188,81 @@ def test_each_analysis_rule_sees_only_the_settings_it_reads(config):
     changed = {**analysis, "num_examples": analysis["num_examples"] + 1}
     affected = {rule for rule in ANALYSIS_READS if analysis_view(analysis, rule) != analysis_view(changed, rule)}
     assert affected == {"examples"}
+
+
+def nqg_pp_task(config: dict, source: dict, **model) -> dict:
+    """The demo task turned into a word-level copy model (NQG++ unless `model` says otherwise)."""
+    task = config["tasks"]["demo"]
+    task["source"] = source
+    task["model"] = {"kind": "scratch", "architecture": "nqg_pp", **model}
+    task["tokenizer"] = {"kind": "wordlevel", "copy_slots": 10}
+    return config
+
+
+NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers": None}
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c.update(training_logger="tensorbord"), r"training_logger: 'tensorbord' is not a training logger \(choose one of"),
+        (
+            lambda c: c.update(training_logger="neptune"),
+            r"training_logger: the neptune logger needs neptune, which this environment does not have",
+        ),
+        (lambda c: c["tasks"]["demo"]["objectives"]["gold_s"].update(loss="dft"), r"gold_s\.reward: does not apply to loss dft"),
+        (
+            lambda c: c["tasks"]["demo"]["objectives"].update(dft={"loss": "dft", "mixing_ratio": 0.5}),
+            r"objectives\.dft\.mixing_ratio: does not apply to loss dft \(it is a setting of mixce; loss dft reads none of them\)",
+        ),
+        (
+            lambda c: c["tasks"]["demo"]["objectives"].update(mixce={"loss": "mixce", "mixing_ratio": 0.5, "min_weight": 0.1}),
+            r"mixce\.min_weight: does not apply to loss mixce \(it is a setting of gold, tailr; loss mixce reads mixing_ratio\)",
+        ),
+        (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
+        (
+            lambda c: c["tasks"]["demo"]["tokenizer"].update(vocab_size=8),
+            r"tasks\.demo\.tokenizer\.vocab_size: 8 leaves 4 entries for words after the 4 special tokens; at least 32",
+        ),
+        (
+            lambda c: nqg_pp_task(c, {**NQG_SOURCE, "token_features": True}, architecture="pointer_generator", features=["answer"]),
+            r"tasks\.demo\.model\.features: only the nqg_pp model reads token features",
+        ),
+        (
+            lambda c: nqg_pp_task(c, NQG_SOURCE, features=["answer", "pos"]),
+            r"tasks\.demo\.model\.features: the source keeps no token features; set source\.token_features: true",
+        ),
+        (
+            lambda c: nqg_pp_task(c, c["tasks"]["demo"]["source"], features=["answer"]),
+            r"tasks\.demo\.model\.features: a synthetic source has no token features",
+        ),
+        (
+            lambda c: nqg_pp_task(c, {"kind": "local", "format": "tsv", "train": "a", "valid": "b", "test": "c"}, features=["case"]),
+            r"tasks\.demo\.model\.features: a local source in tsv format has no token features",
+        ),
+    ],
+)
+def test_settings_a_job_would_reject_or_ignore_stop_the_config(config, edit, message):
+    """Each of these used to pass validation and fail (or be ignored) only inside the job, after the
+    queue wait and after Snakemake had deleted the output the job replaces."""
+    edit(config)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(config)
+
+
+def test_features_are_accepted_where_the_source_has_them(config):
+    validate_config(nqg_pp_task(copy.deepcopy(config), {**NQG_SOURCE, "token_features": True}, features=["answer", "ner"]))
+    jsonl = {"kind": "local", "format": "jsonl", "train": "a", "valid": "b", "test": "c"}  # may carry token_features
+    validate_config(nqg_pp_task(config, jsonl, features=["answer"]))
+
+
+def test_the_training_loggers_are_transformers_own_with_the_same_availability():
+    from transformers.integrations import INTEGRATION_TO_CALLBACK, get_available_reporting_integrations
+
+    from gold_textgen.workflow.training_loggers import TRACKER_MODULES, logger_problem
+
+    assert set(TRACKER_MODULES) == set(INTEGRATION_TO_CALLBACK)
+    available = set(get_available_reporting_integrations())
+    for name in set(TRACKER_MODULES) - {"kubeflow", "comet_ml", "azure_ml"}:  # those three also read the environment
+        assert (logger_problem(name) is None) == (name in available), name
+    assert logger_problem("tensorboard") is None and logger_problem("none") is None

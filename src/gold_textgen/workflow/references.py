@@ -8,10 +8,50 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import ConfigError
+from .training_loggers import logger_problem
 from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids
+
+# The objective settings each loss reads (besides `loss` and `start_from`, which every objective has). A
+# setting of another loss would be silently ignored, so it is an error; the schema's defaults (u = 0) are
+# not the user's and are not checked.
+LOSS_SETTINGS = {
+    "gold": ("reward", "min_weight", "floor", "baseline", "lag", "horizon", "sync_every"),
+    "dft": (),
+    "tailr": ("density_ratio_threshold", "min_weight"),
+    "mixce": ("mixing_ratio",),
+    "loss_truncation": ("drop_fraction", "warmup", "window"),
+    "nll": (),
+    "policy_gradient": ("baseline", "baseline_margin", "samples_per_input", "reward_metric"),
+}
+EVERY_OBJECTIVE = ("loss", "start_from")
+
+
+def check_objective_keys(config: dict) -> None:
+    """Every setting the user wrote under an objective applies to its loss. Call it on the config as
+    written (before the schema fills in defaults); keys of the wrong type are left to the schema."""
+    tasks = config.get("tasks")
+    for task_name, task in tasks.items() if isinstance(tasks, dict) else ():
+        objectives = task.get("objectives") if isinstance(task, dict) else None
+        for name, settings in objectives.items() if isinstance(objectives, dict) else ():
+            if not isinstance(settings, dict):
+                continue
+            loss = settings.get("loss", "gold")
+            applicable = LOSS_SETTINGS.get(loss)
+            if applicable is None:
+                continue
+            for key in settings:
+                if key not in applicable and key not in EVERY_OBJECTIVE and any(key in keys for keys in LOSS_SETTINGS.values()):
+                    readers = [other for other, keys in LOSS_SETTINGS.items() if key in keys]
+                    raise ConfigError(
+                        f"config key tasks.{task_name}.objectives.{name}.{key}: does not apply to loss {loss} "
+                        f"(it is a setting of {', '.join(readers)}; loss {loss} reads {', '.join(applicable) or 'none of them'})"
+                    )
 
 
 def check_references(config: dict) -> None:
+    problem = logger_problem(config["training_logger"])
+    if problem:
+        raise ConfigError(f"config key training_logger: {problem}")
     experiment = config["experiment"]
     for index, task in enumerate(experiment["tasks"]):
         if task not in config["tasks"]:
@@ -65,6 +105,7 @@ def check_references(config: dict) -> None:
                 raise ConfigError(
                     f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
                 )
+        _check_vocabulary(name, task)
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
         _check_recurrent_model(name, task)
@@ -72,13 +113,21 @@ def check_references(config: dict) -> None:
 
 def _check_recurrent_model(name: str, task: dict) -> None:
     """The copy models read one token per word with placeholders for the source's unknown words; token
-    features are theirs only; on-policy sampling (texts restored from placeholders) is not wired for them."""
+    features are NQG++'s only, and need a source that has them; on-policy sampling (texts restored from
+    placeholders) is not wired for them."""
     model = task["model"]
-    if model["features"] and not is_recurrent(model):
-        raise ConfigError(
-            f"config key tasks.{name}.model.features: only the recurrent models ({', '.join(RECURRENT_ARCHITECTURES)}) read token features"
-        )
+    if model["features"]:
+        if model.get("architecture") != "nqg_pp" or model["kind"] != "scratch":
+            raise ConfigError(f"config key tasks.{name}.model.features: only the nqg_pp model reads token features")
+        problem = _feature_source_problem(task["source"])
+        if problem:
+            raise ConfigError(f"config key tasks.{name}.model.features: {problem}")
     if not is_recurrent(model):
+        if task["tokenizer"]["copy_slots"]:
+            raise ConfigError(
+                f"config key tasks.{name}.tokenizer.copy_slots: only the copy models ({', '.join(RECURRENT_ARCHITECTURES)}) read copy "
+                "placeholders; leave it at 0"
+            )
         return
     tokenizer = task["tokenizer"]
     if tokenizer["kind"] != "wordlevel":
@@ -100,6 +149,34 @@ def _check_recurrent_model(name: str, task: dict) -> None:
             raise ConfigError(
                 f"config key tasks.{name}.objectives.{objective}.loss: policy_gradient is not wired for the {model['architecture']} model"
             )
+
+
+SPECIAL_TOKENS = 4  # <s>, <pad>, </s>, <unk> (data/tokenization.py), inside vocab_size
+MIN_WORDS = 32
+
+
+def _check_vocabulary(name: str, task: dict) -> None:
+    """A vocabulary of a handful of words turns nearly every reference token into `<unk>`, which a model
+    predicts easily: a perplexity near 1 over outputs that are empty. Refused before anything trains."""
+    if task["model"]["kind"] != "scratch":
+        return
+    size = task["tokenizer"]["vocab_size"]
+    if size < SPECIAL_TOKENS + MIN_WORDS:
+        raise ConfigError(
+            f"config key tasks.{name}.tokenizer.vocab_size: {size} leaves {max(0, size - SPECIAL_TOKENS)} entries for words after the "
+            f"{SPECIAL_TOKENS} special tokens; at least {MIN_WORDS} are needed ({SPECIAL_TOKENS + MIN_WORDS} in all), or nearly every "
+            "reference token would be <unk>"
+        )
+
+
+def _feature_source_problem(source: dict) -> str | None:
+    """Why a source gives its records no token features (None: it does, or may: a JSONL file's extra
+    fields are kept, `token_features` among them)."""
+    if source["kind"] == "nqg_zhou2017":
+        return None if source["token_features"] else "the source keeps no token features; set source.token_features: true"
+    if source["kind"] == "local" and source.get("format") == "jsonl":
+        return None
+    return f"a {source['kind']} source{' in ' + source['format'] + ' format' if source['kind'] == 'local' else ''} has no token features"
 
 
 def _check_decoder_name(config: dict, key: str, decoder: str) -> None:

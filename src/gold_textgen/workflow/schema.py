@@ -19,7 +19,7 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 
 from .errors import ConfigError
-from .references import check_references
+from .references import check_objective_keys, check_references
 
 SCHEMA_FILE = "config.schema.yaml"
 
@@ -93,12 +93,14 @@ def load_schema(schema_path: str | Path | None = None) -> dict:
 def validate_config(config: dict, schema_path: str | Path | None = None) -> dict:
     """Validate `config` in place (filling defaults) and check cross-references; return it."""
     schema = load_schema(schema_path)
+    as_written = copy.deepcopy(config)  # the keys the user set, before the defaults are filled in
     validator = _with_defaults(Draft202012Validator)(schema)
     errors = [e for e in validator.iter_errors(config) if not _is_echo(e, schema)]
     if errors:
         # Report the most specific problem: the one deepest in the config.
         deepest = max(errors, key=lambda e: (len(e.absolute_path), -len(str(e.message))))
         raise ConfigError(_describe(deepest, schema))
+    check_objective_keys(as_written)
     _check_finite(config, [])
     check_references(config)
     return config
