@@ -68,10 +68,25 @@ def path(template, **values):
     return template.format_map(_KeepWildcards(values))
 
 
+def scores_written(task):
+    """The score files of `task` that exist now (any model, split and run)."""
+    pattern = path(SCORES, task=task).format(
+        objective="*", seed="*", split="*", decoder="*", sample="*"
+    )
+    return sorted(Path().glob(pattern))
+
+
 onsuccess:
-    # Runs the step cap stopped while they still improved, said once more where the user looks last.
+    # Runs the step cap stopped while they still improved, and references the tokenizer mostly cannot
+    # represent (a flattering perplexity), said once more where the user looks last.
+    from gold_textgen.evaluation.scoring import unk_warnings_from_scores
+
     for message in gold_training_curves.warnings_from_summaries(
         [(task, path(TRAINING_SUMMARY, task=task)) for task in EXPERIMENT["tasks"]]
+    ):
+        logger.warning(f"WARNING: {message}")
+    for message in unk_warnings_from_scores(
+        score for task in EXPERIMENT["tasks"] for score in scores_written(task)
     ):
         logger.warning(f"WARNING: {message}")
 

@@ -81,3 +81,22 @@ def test_chrf_is_sacrebleus_corpus_chrf_with_its_signature():
     assert score == pytest.approx(sacrebleu.corpus_chrf(hypotheses, [references]).score)
     assert 0 < score < 100 and signature.startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no")
     assert metrics.corpus_chrf(["a b c"], ["a b c"])[0] == pytest.approx(100.0)
+
+
+def test_the_unk_share_of_the_references_beside_perplexity(tmp_path):
+    """Known answer: 2 of 5 reference tokens are <unk> (id 3) -> 40%, above the warning threshold."""
+    import pandas as pd
+
+    from gold_textgen.evaluation.scoring import UNK_WARNING_RATE, nll_summary, unk_warning, unk_warnings_from_scores
+    from gold_textgen.workflow.files import write_json
+
+    table = pd.DataFrame({"token_id": [3, 7, 3, 9, 2], "nll": [0.1, 1.0, 0.1, 2.0, 0.5], "correct": [True, False, True, False, True]})
+    summary = nll_summary(table, unk_token_id=3)
+    assert summary["unk_rate"] == pytest.approx(40.0)
+    assert nll_summary(table)["unk_rate"] == 0.0  # a tokenizer without <unk>
+    assert unk_warning(UNK_WARNING_RATE, "x") is None
+    assert "40.0% of the reference tokens are <unk>" in unk_warning(40.0, "task demo")
+    for name, task, rate in (("a", "demo", 40.0), ("b", "demo", 2.0), ("c", "other", 1.0)):
+        write_json(tmp_path / f"{name}.json", {"task": task, "split": "test", "unk_rate": rate})
+    warnings = unk_warnings_from_scores(sorted(tmp_path.glob("*.json")))
+    assert len(warnings) == 1 and warnings[0].startswith("task demo, test split: 40.0%")

@@ -26,6 +26,7 @@ def score_rows(split: str, decoder: str, values: dict[str, list[float]], samples
                         "sample": sample,
                         "bleu": value + sample,
                         "perplexity": 2.0 + value / 100,
+                        "unk_rate": 0.5,
                     }
                 )
     return rows
@@ -51,12 +52,12 @@ def test_each_objective_gets_its_seed_mean_spread_perplexity_sampling_drop_and_d
     assert list(table.index) == ["mle", "gold_s", "dft"]  # MLE, GOLD, then the peers
     assert table.loc["mle", "mean"] == 41.0 and math.isclose(table.loc["mle", "seed_std"], math.sqrt(2))
     assert table.loc["gold_s", "seed_std"] == 0.0 and table.loc["dft", "n_seeds"] == 2
-    assert table.loc["mle", "perplexity"] == pytest.approx(2.41)
+    assert table.loc["mle", "perplexity"] == pytest.approx(2.41) and table.loc["mle", "unk_rate"] == 0.5
     # top-k 20's three runs average to value + 1
     assert table.loc["mle", "greedy_to_topk20_drop"] == 40.0 - 21.0
     assert table.loc["gold_s", "greedy_to_topk20_drop"] == 44.0 - 40.0
     assert table.loc["mle", "distinct_2"] == 320 and math.isnan(table.loc["dft", "distinct_2"])
-    assert "| demo | GOLD-s | bleu 44.00 ± 0.00 | 2.44 ± 0.00 | 4.00 | 200 | 2 |" in to_markdown(table.reset_index())
+    assert "| demo | GOLD-s | bleu 44.00 ± 0.00 | 2.44 ± 0.00 | 0.50 | 4.00 | 200 | 2 |" in to_markdown(table.reset_index())
 
 
 def test_without_both_sweep_decoders_the_drop_stays_empty(tmp_path):

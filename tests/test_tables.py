@@ -19,7 +19,17 @@ from gold_textgen.analysis.tables import (
 
 
 def score(seed, bleu, objective="mle"):
-    values = dict(bleu=bleu, chrf=bleu + 10, rouge1=1.0, rouge2=2.0, rougeL=3.0, rougeLsum=3.0, perplexity=4.0 + seed, token_accuracy=50.0)
+    values = dict(
+        bleu=bleu,
+        chrf=bleu + 10,
+        rouge1=1.0,
+        rouge2=2.0,
+        rougeL=3.0,
+        rougeLsum=3.0,
+        perplexity=4.0 + seed,
+        unk_rate=1.0 * seed,
+        token_accuracy=50.0,
+    )
     return dict(task="demo", objective=objective, split="test", decoder="greedy", seed=seed, **values)
 
 

@@ -240,6 +240,7 @@ def test_scores_are_consistent(tiny_run):
     table = pd.read_parquet(tiny_run / "results/token_nll/demo/mle/seed1/test.parquet")
     assert scores["perplexity"] == pytest.approx(float(__import__("numpy").exp(table["nll"].astype(float).mean())), rel=1e-6)
     assert scores["num_examples"] == 40 and scores["seed"] == 1
+    assert scores["unk_rate"] == pytest.approx(100.0 * float(table["token_id"].eq(3).mean()))  # <unk> is id 3
 
 
 def test_main_table_is_built_from_the_scores(tiny_run):
@@ -255,7 +256,7 @@ def test_main_table_is_built_from_the_scores(tiny_run):
 def test_table1_lists_mle_then_the_gold_objectives(tiny_run):
     table = pd.read_csv(tiny_run / "results/tables/table1_main.csv", dtype={"seed": str})
     assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_delta", "gold_p", "gold_s"]
-    assert {"bleu", "perplexity"} <= set(table.columns) and "rouge2" not in table.columns
+    assert {"bleu", "perplexity", "unk_rate"} <= set(table.columns) and "rouge2" not in table.columns
     assert "| demo | transformer | gold_s | mean |" in (tiny_run / "results/tables/table1_main.md").read_text()
 
 

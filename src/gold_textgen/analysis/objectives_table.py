@@ -51,6 +51,7 @@ def objectives_table(
         first_decoder = scores["decoder"].iloc[0]
         quality = seed_statistics(scores, metric)
         perplexity = seed_statistics(scores, "perplexity")
+        unk_rate = scores.groupby("objective")["unk_rate"].mean() if "unk_rate" in scores else pd.Series(dtype=float)
         drops = _sampling_drop(sweep_scores, task, metric)
         distinct = _distinct(diversity.get(task))
         for (_, objective), row in quality.iterrows():
@@ -66,6 +67,7 @@ def objectives_table(
                     "seed_std": row["std"],
                     "perplexity": perplexity.loc[(task, objective), "mean"],
                     "perplexity_std": perplexity.loc[(task, objective), "std"],
+                    "unk_rate": unk_rate.get(objective, float("nan")),
                     f"greedy_to_{SAMPLER}_drop": drops.get(objective, float("nan")),
                     f"distinct_{DISTINCT_ORDER}": distinct.get(objective, float("nan")),
                 }
@@ -94,13 +96,23 @@ def _distinct(diversity: pd.DataFrame | None) -> dict[str, float]:
 
 def to_markdown(table: pd.DataFrame) -> str:
     drop, distinct = f"greedy_to_{SAMPLER}_drop", f"distinct_{DISTINCT_ORDER}"
-    headers = ["task", "objective", "metric (test)", "perplexity", f"greedy -> {SAMPLER} (dev)", f"distinct-{DISTINCT_ORDER}", "seeds"]
+    headers = [
+        "task",
+        "objective",
+        "metric (test)",
+        "perplexity",
+        "unk %",
+        f"greedy -> {SAMPLER} (dev)",
+        f"distinct-{DISTINCT_ORDER}",
+        "seeds",
+    ]
     rows = [
         [
             row["task"],
             row["label"],
             f"{row['metric']} {_with_spread(row['mean'], row['seed_std'])}",
             _with_spread(row["perplexity"], row["perplexity_std"]),
+            "-" if pd.isna(row["unk_rate"]) else f"{row['unk_rate']:.2f}",
             "-" if pd.isna(row[drop]) else f"{row[drop]:.2f}",
             "-" if pd.isna(row[distinct]) else f"{row[distinct]:.0f}",
             str(row["n_seeds"]),

@@ -17,7 +17,8 @@ from .markdown import markdown_table
 
 KEYS = ("task", "objective", "split", "decoder")
 SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
-METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "token_accuracy")
+# `unk_rate` (percent of reference tokens that are <unk>) sits beside perplexity, which it flatters.
+METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "unk_rate", "token_accuracy")
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -127,19 +128,20 @@ def write_table(
 
 
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
-# perplexity, which GOLD raises while improving the outputs.
+# perplexity, which GOLD raises while improving the outputs (with the <unk> share of the references beside it).
 # Summarisation reports summary-level ROUGE-L (ROUGE-Lsum, sentences at newlines), as files2rouge does for the paper.
 TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeLsum")}
+TOKEN_COLUMNS = ("perplexity", "unk_rate")
 
 
 def table1(scores: pd.DataFrame, task_metrics: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
     """Rows MLE, GOLD-delta, GOLD-p, GOLD-s per task (seeds, then mean ± std); the columns each task
-    reports by its metric, then perplexity. Returns the table and its metric columns."""
+    reports by its metric, then perplexity and the <unk> share. Returns the table and its metric columns."""
     columns = [m for task in scores["task"].unique() for m in TASK_METRIC_COLUMNS[task_metrics[task]]]
-    columns = [*dict.fromkeys(columns), "perplexity"]
+    columns = [*dict.fromkeys(columns), *TOKEN_COLUMNS]
     table = seed_table(scores, columns)
     for task, metric in task_metrics.items():
-        unused = [c for c in columns if c != "perplexity" and c not in TASK_METRIC_COLUMNS[metric]]
+        unused = [c for c in columns if c not in TOKEN_COLUMNS and c not in TASK_METRIC_COLUMNS[metric]]
         table.loc[table["task"] == task, unused + [f"{c}_std" for c in unused]] = float("nan")
     return table, columns
 

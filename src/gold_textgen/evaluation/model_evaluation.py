@@ -21,7 +21,7 @@ from ..workflow.files import read_jsonl, write_json, write_jsonl
 from ..workflow.runtime import pick_device
 from .decoding import generate_texts, generation_config
 from .metrics import Scoring
-from .scoring import score_generations
+from .scoring import nll_summary, score_generations, unk_warning
 from .token_nll import write_token_table
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,9 @@ def evaluate_model(
     model = load_pretrained_model(model_dir).to(pick_device())
     records = read_jsonl(data_path)
     table = write_token_table(model, tokenizer, records, nll_path, task)
+    warning = unk_warning(nll_summary(table, tokenizer.unk_token_id)["unk_rate"], f"{data_path}") if len(table) else None
+    if warning:
+        log.warning(warning)
     generation = task["generation"]
     for number, run in enumerate(runs, start=1):
         config = generation_config(model, generation, run.settings)
@@ -69,5 +72,5 @@ def evaluate_model(
             for r, h in zip(records, hypotheses, strict=True)
         ]
         write_jsonl(run.generations, rows)
-        scores = {**labels, "decoder": run.decoder, "sample": run.sample, **score_generations(rows, table, scoring)}
+        scores = {**labels, "decoder": run.decoder, "sample": run.sample, **score_generations(rows, table, scoring, tokenizer.unk_token_id)}
         write_json(run.scores, scores)
