@@ -3,7 +3,10 @@
 
 import functools
 import re
+import sys
 from pathlib import Path
+
+import yaml
 
 try:
     from gold_textgen.analysis import training_curves as gold_training_curves
@@ -13,6 +16,7 @@ try:
     from gold_textgen.workflow import cluster as gold_cluster
     from gold_textgen.workflow import layers as gold_layers
     from gold_textgen.workflow import references as gold_references
+    from gold_textgen.workflow import report_status as gold_report_status
     from gold_textgen.workflow import resources as gold_resources
     from gold_textgen.workflow import schema as gold_schema
     from gold_textgen.workflow import views as gold_views
@@ -89,6 +93,24 @@ onsuccess:
         score for task in EXPERIMENT["tasks"] for score in scores_written(task)
     ):
         logger.warning(f"WARNING: {message}")
+
+
+# `snakemake --report`: the report's front page (and the terminal) say whether every result it shows is
+# current, as `snakemake --summary` sees it (data edited, a model removed, settings changed).
+if gold_report_status.is_report_run(sys.argv):
+    REPORT_STATUS = Path(".snakemake/report_status.rst").resolve()
+    REPORT_STATUS.parent.mkdir(exist_ok=True)
+    REPORT_CONFIGFILES = list(workflow.config_settings.configfiles)
+    if workflow.config_settings.config:  # --config values, applied last as they were
+        REPORT_CONFIGFILES.append(REPORT_STATUS.with_name("report_config.yaml"))
+        REPORT_CONFIGFILES[-1].write_text(yaml.safe_dump(dict(workflow.config_settings.config)))
+    STALE_RESULTS = gold_report_status.stale_results(
+        workflow.main_snakefile, Path.cwd(), REPORT_CONFIGFILES
+    )
+    if STALE_RESULTS:
+        logger.warning(f"WARNING: {gold_report_status.warning(STALE_RESULTS)}")
+    REPORT_STATUS.write_text(gold_report_status.description(STALE_RESULTS))
+    workflow.report(str(REPORT_STATUS))
 
 
 onstart:

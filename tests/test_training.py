@@ -15,6 +15,7 @@ from transformers import TrainerCallback
 from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.training.checkpoint_loading import never_saved_keys, unexplained_missing_keys
 from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, claim_checkpoints, discard_checkpoints
 from gold_textgen.training.fine_tune import fine_tune
@@ -218,6 +219,38 @@ def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_p
         summary = train_mle(job)
     assert summary["resumed_from"] is None
     assert "changed: input 'train'" in caplog.text
+
+
+def test_loading_the_best_checkpoint_warns_only_of_weights_a_checkpoint_should_hold(tiny_data, tmp_path, caplog):
+    """Tied embeddings and sinusoidal positions are never saved; their absence is no news. Any other
+    missing weight still is."""
+    import transformers
+
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    job = TrainingJob(
+        tiny_task(TINY_MODEL),
+        "mle",
+        1,
+        data_dir / "train.jsonl",
+        data_dir / "valid.jsonl",
+        tmp_path / "tok",
+        tmp_path / "a",
+        tmp_path / "c",
+        REPO,
+    )
+    transformers.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING, logger="transformers"):
+            train_mle(job)
+    finally:
+        transformers.logging.disable_propagation()
+    assert "There were missing keys" not in caplog.text
+    model = load_pretrained_model(tmp_path / "a")
+    never_saved = sorted(never_saved_keys(model))
+    assert {"lm_head.weight", "model.encoder.embed_positions.weight"} <= set(never_saved)
+    assert unexplained_missing_keys(model, [*never_saved, "model.encoder.layers.0.fc1.weight"]) == ["model.encoder.layers.0.fc1.weight"]
 
 
 def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path):

@@ -320,6 +320,31 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     assert all(counts[rule] == 1 for rule in downstream)
 
 
+def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path):
+    """The report still builds, and its front page and the terminal name what is not current (as
+    `snakemake --summary` sees it, with the driver's config files and --config values) instead of a plain
+    "Report created": first a changed setting, then edited data and a removed model."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("analysis:\n  num_examples: 2\n")
+    smoke = str(REPO / "configs" / "smoke.yaml")
+    result = run_snakemake(workdir, "--report", "report.html", "--configfile", smoke, str(overlay), "--config", "training_logger=none")
+    text = (workdir / "report.html").read_text()
+    assert "WARNING: the report shows 3 result(s) that are not up to date" in result.stderr
+    assert "**3 result(s) were not up to date**" in text.replace("<strong>", "**").replace("</strong>", "**")
+    assert "results/tables/demo/examples.md (rule examples)" in text
+
+    shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
+    with (workdir / "results/data/demo/test.jsonl").open("a") as data:
+        data.write(json.dumps({"id": "extra", "source": "a b", "target": "c d"}) + "\n")
+    result = run_snakemake(workdir, "--report", "report.html", "--configfile", smoke)
+    text = (workdir / "report.html").read_text()
+    assert "WARNING: the report shows" in result.stderr and "result(s) were not up to date" in text
+    for listed in ("results/models/demo/gold_p/seed1 (rule fine_tune): missing", "results/scores/demo/mle/seed1/test/greedy/sample0.json"):
+        assert listed in text and listed in result.stderr
+
+
 def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
@@ -394,6 +419,7 @@ REPORTED += [f"results/tables/{name}.html" for name in REPORTED_TABLES]
 def test_report_builds_into_one_self_contained_file(report):
     text = report.read_text()
     assert len(text) > 100_000  # figures and tables are embedded, not linked
+    assert "Every result in this report was up to date when the report was created" in text
     for name in REPORTED:
         assert name in text
 

@@ -36,6 +36,7 @@ from ..objectives.loss_truncation import LossTruncation, sequence_losses
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.token_weighting import dft_weights, mixce_weights, tailr_weights
 from ..objectives.weighted_nll import reference_logprobs, weighted_nll
+from .checkpoint_loading import KnownMissingKeys
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .samplers import EpochSeededSampling
@@ -57,7 +58,7 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return clone
 
 
-class FineTuneTrainer(EpochSeededSampling, Seq2SeqTrainer):
+class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """Seq2SeqTrainer whose training loss is a weighted NLL (GOLD's, or a peer objective's); evaluation is
     unchanged (dev metric by generation; the reported eval loss is the plain token-mean NLL)."""
 

@@ -12,14 +12,16 @@ from ..data.token_features import feature_sizes, input_features
 from ..data.tokenization import load_tokenizer
 from ..models.transformer import count_parameters, initial_model
 from ..workflow.runtime import seed_everything
+from .checkpoint_loading import KnownMissingKeys
 from .samplers import EpochSeededSampling
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
 
 log = logging.getLogger(__name__)
 
 
-class MleTrainer(EpochSeededSampling, Seq2SeqTrainer):
-    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py)."""
+class MleTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py) and no
+    warning for the weights a checkpoint never holds (checkpoint_loading.py)."""
 
 
 def train_mle(job: TrainingJob) -> dict:
