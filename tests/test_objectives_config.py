@@ -24,7 +24,19 @@ def config() -> dict:
 def test_it_compares_gold_its_ablations_its_peers_and_the_control(config):
     objectives = config["experiment"]["objectives"]
     losses = {name: config["tasks"]["demo"]["objectives"][name]["loss"] for name in objectives if name != "mle"}
-    assert set(losses.values()) == {"gold", "dft", "tailr", "mixce", "loss_truncation", "nll"}
+    assert set(losses.values()) == {
+        "gold",
+        "dft",
+        "tailr",
+        "mixce",
+        "loss_truncation",
+        "nll",
+        "asft",
+        "psft",
+        "iw_sft",
+        "probability",
+        "eaft",
+    }
     assert {"gold_s_no_lag", "gold_s_u0", "gold_s_h0", "mle_continued"} <= set(objectives)
     assert config["experiment"]["seeds"] == [1, 2, 3]
     assert analysis_settings(config)["gold_objective"] == "gold_s"
@@ -34,6 +46,7 @@ def test_it_compares_gold_its_ablations_its_peers_and_the_control(config):
         "gold_s_no_lag",
         "gold_s_u0",
         "gold_s_h0",
+        "iw_sft",
     ]
 
 

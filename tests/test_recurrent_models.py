@@ -263,3 +263,44 @@ def test_every_sweep_decoder_runs_and_sampling_follows_its_settings(architecture
         assert any(decode(sampling, seed=seed) != greedy for seed in range(1, 4)), sampling
     for beams in (3, 5):
         assert len(decode({"num_beams": beams})) == 3
+
+
+@pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
+def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
+    """Every loss of the grid that trains on the references runs on the copy models' extended vocabulary
+    (placeholders the source lacks have probability 0): a finite loss and finite, non-zero gradients."""
+    torch.manual_seed(0)
+    records = copy_task(8, seed=3)
+    tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(20))], copy_slots=6)
+    model = initial_model(tiny_recurrent(architecture), tokenizer)
+    frozen = frozen_copy(model)
+    with torch.no_grad():
+        for parameter in frozen.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))  # pi_tilde / the anchor differ from the policy
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    batch = collate(list(tokenize_records(records, tokenizer, 12, 12)))
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
+    losses = {
+        "gold": dict(reward="s", floor=0.05, min_weight=0.1),
+        "dft": {},
+        "tailr": dict(density_ratio_threshold=0.5),
+        "mixce": dict(mixing_ratio=0.5),
+        "nll": {},
+        "asft": {},
+        "psft": {},
+        "iw_sft": {},
+        "probability": dict(alpha=0.5, threshold=0.001),
+        "eaft": {},
+    }
+    model.train()
+    for loss, settings in losses.items():
+        gold = objective_settings(loss=loss, rewards="online", label_smoothing=0.1, **settings)
+        trainer = FineTuneTrainer(
+            model=model, args=arguments, processing_class=tokenizer, gold=gold, lagged_model=frozen, reward_model=frozen
+        )
+        model.zero_grad()
+        value = trainer.compute_loss(model, dict(batch))
+        value.backward()
+        gradients = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
+        assert torch.isfinite(value), loss
+        assert torch.isfinite(gradients).all() and gradients.abs().sum() > 0, loss

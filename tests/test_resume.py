@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import REPO, SNAKEMAKE, run_snakemake
 
-from gold_textgen.training.checkpoints import COMPLETE_FILE
+from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE
 
 pytestmark = pytest.mark.workflow
 MODEL = "results/models/demo/mle/seed1"
@@ -72,4 +72,5 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, tmp_pa
         (e["step"], e["eval_bleu"], e["eval_loss"]) for e in evaluations[1]
     ]
     assert (interrupted / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
-    assert not (interrupted / CHECKPOINTS).exists()  # a finished run leaves nothing to resume
+    assert not list((interrupted / CHECKPOINTS).glob("checkpoint-*"))  # a finished run leaves nothing to resume
+    assert json.loads((interrupted / CHECKPOINTS / FINGERPRINT_FILE).read_text())["finished"] is True

@@ -85,6 +85,8 @@ def gold_setup(tiny_data, tmp_path):
         "loss_truncation": defaults("objective", loss="loss_truncation", drop_fraction=0.25, warmup=32, window=40),
         "dft": defaults("objective", loss="dft"),
         "mle_pg": defaults("objective", loss="policy_gradient", baseline=0.05, baseline_margin=0.0),
+        "psft": defaults("objective", loss="psft"),  # pi_old: the lagged policy, re-synced every 4, in the checkpoints
+        "iw_sft": defaults("objective", loss="iw_sft"),  # reads the reward cache
     }
     mle = TrainingJob(
         task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "mle", tmp_path / "c0", REPO
@@ -114,7 +116,7 @@ def training_losses(model_dir: Path) -> list[tuple[int, float]]:
     return [(e["step"], e["loss"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "loss" in e]
 
 
-@pytest.mark.parametrize("objective", ["loss_truncation", "dft", "mle_pg"])
+@pytest.mark.parametrize("objective", ["loss_truncation", "dft", "mle_pg", "psft", "iw_sft"])
 def test_a_peer_objective_interrupted_resumes_to_the_uninterrupted_model(gold_setup, objective):
     mle, rewards = gold_setup
     straight = run_job(mle, rewards, objective, "straight")

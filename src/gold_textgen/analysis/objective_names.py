@@ -18,6 +18,11 @@ OBJECTIVES = {
     "tailr": ("TaiLr", "tab:orange"),
     "mixce": ("MixCE", "tab:olive"),
     "loss_truncation": ("Loss truncation", "tab:cyan"),
+    "asft": ("ASFT", "tab:pink"),
+    "psft": ("PSFT", "darkgoldenrod"),
+    "iw_sft": ("iw-SFT", "teal"),
+    "probability": ("(1 - p^α)/α", "slateblue"),
+    "eaft": ("EAFT", "yellowgreen"),
     "mle_pg": ("MLE+PG", "black"),
     "gold_pg": ("GOLD+PG", "magenta"),
 }

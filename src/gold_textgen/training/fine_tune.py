@@ -48,8 +48,8 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     if objective.uses_lagged_policy:
         helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the MLE model
         state_callbacks.append(LaggedPolicySync(helpers["lagged_model"], objective.sync_every))
-    if objective.uses_rewards and objective.rewards == "online":
-        helpers["reward_model"] = frozen_copy(model)
+    if (objective.uses_rewards and objective.rewards == "online") or objective.uses_anchor:
+        helpers["reward_model"] = frozen_copy(model)  # the frozen starting model
     if objective.loss == "loss_truncation":
         helpers["truncation"] = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
         state_callbacks.append(StateInCheckpoints(helpers["truncation"], TRUNCATION_STATE_FILE))

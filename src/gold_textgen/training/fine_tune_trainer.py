@@ -1,6 +1,7 @@
 """Fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure objective
-functions in objectives/ (GOLD, and the token-weighted objectives after it: DFT, TaiLr, MixCE, loss
-truncation, plain NLL as the control).
+functions in objectives/ (GOLD, and the objectives after it: DFT, TaiLr, MixCE, loss truncation, ASFT,
+PSFT, iw-SFT, the probability family, EAFT, plain NLL as the control). It runs the forward passes a loss
+needs (`token_batch`) and reads the loss's weights and extra term from `objectives.table.LOSSES`.
 
 Per batch of references (teacher forcing), for GOLD:
 
@@ -13,8 +14,9 @@ Per batch of references (teacher forcing), for GOLD:
 
 pi_tilde starts as the MLE model and is re-synced to the policy every k optimizer updates by
 `LaggedPolicySync` (checkpoint_state.py), which also stores it in every checkpoint so a resumed run
-continues with the same pi_tilde. (Not TRL's GOLDTrainer, an unrelated distillation method.) The other objectives weight each
-token by a function of the current policy's own probability (one forward pass), or drop whole examples.
+continues with the same pi_tilde (PSFT's pi_old is the same copy). (Not TRL's GOLDTrainer, an unrelated
+distillation method.) The other objectives weight each token by a function of the current policy's own
+distribution (one forward pass), drop whole examples, or add a term of their own.
 """
 
 from __future__ import annotations
@@ -25,16 +27,10 @@ import logging
 import torch
 from transformers import PreTrainedModel, Seq2SeqTrainer
 
-from ..objectives.gold import (
-    after_eos_term,
-    delta_returns,
-    importance_weights,
-    per_token_rewards,
-    windowed_returns,
-)
-from ..objectives.loss_truncation import LossTruncation, sequence_losses
+from ..objectives.gold import after_eos_term, delta_returns, per_token_rewards, windowed_returns
+from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
-from ..objectives.token_weighting import dft_weights, mixce_weights, tailr_weights
+from ..objectives.table import LOSSES, TokenBatch
 from ..objectives.weighted_nll import reference_logprobs, weighted_nll
 from .checkpoint_loading import KnownMissingKeys
 from .objective_settings import ObjectiveSettings
@@ -86,6 +82,10 @@ class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
             raise ValueError("GOLD with a lag needs the lagged policy pi_tilde")
         if gold.uses_rewards and gold.rewards == "online" and reward_model is None:
             raise ValueError("online rewards need the frozen MLE reward model")
+        if gold.uses_anchor and reward_model is None:
+            raise ValueError(f"{gold.loss} needs the frozen starting model (its anchor distribution)")
+        if gold.loss not in LOSSES:
+            raise ValueError(f"unknown loss '{gold.loss}' (known: {', '.join(LOSSES)})")
         if gold.loss == "loss_truncation" and truncation is None:
             raise ValueError("loss truncation needs its online cut-off (LossTruncation)")
         if gold.loss == "policy_gradient" and sampling is None:
@@ -99,13 +99,14 @@ class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
             if helper is not None and next(helper.parameters()).device != device:
                 helper.to(device)
 
-    def reward_token_probs(self, model_inputs: dict, labels: torch.Tensor, cached: torch.Tensor | None) -> torch.Tensor:
+    def reward_token_logprobs(self, model_inputs: dict, labels: torch.Tensor, cached: torch.Tensor | None) -> torch.Tensor:
+        """log p_MLE of each reference token: looked up in the reward cache, or a frozen forward pass."""
         if self.gold.rewards == "cached":
             if cached is None:
                 raise ValueError(f"cached rewards requested but the batch has no '{REWARD_FIELD}' field")
-            return cached.exp()
+            return cached
         with torch.no_grad():
-            return token_logprobs(self.reward_model, model_inputs, labels).exp()
+            return token_logprobs(self.reward_model, model_inputs, labels)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs["labels"]
@@ -118,56 +119,46 @@ class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
             return self.policy_gradient_loss(model, inputs, return_outputs)
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
-        mask = labels.ne(-100)
         self._move_helpers(labels.device)
-        lagged = None
-        if self.gold.uses_lagged_policy:
-            with torch.no_grad():
-                lagged = token_logprobs(self.lagged_model, model_inputs, labels)
         outputs = model(**model_inputs)
-        logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
-        own = reference_logprobs(logprobs, labels).detach()
-        weights = self.token_weights(own if lagged is None else lagged, mask)
+        batch = self.token_batch(model_inputs, labels, outputs, cached)
+        entry = LOSSES[self.gold.loss]
+        weights = entry.weights(batch, self.gold, self)
         terms = None
-        if self.gold.uses_rewards:
-            probs = self.reward_token_probs(model_inputs, labels, cached)
-            terms = per_token_rewards(probs, self.gold.reward, self.gold.floor, self.gold.baseline, self.gold.horizon)
+        if self.gold.uses_gold_returns:
+            terms = per_token_rewards(batch.mle.exp(), self.gold.reward, self.gold.floor, self.gold.baseline, self.gold.horizon)
             past_eos = after_eos_term(self.gold.baseline, self.gold.horizon)
-            returns = windowed_returns(terms, mask, self.gold.horizon, self.gold.gamma, past_eos)
+            returns = windowed_returns(terms, batch.mask, self.gold.horizon, self.gold.gamma, past_eos)
         else:
-            returns = delta_returns(mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
-        parts = weighted_nll(logprobs, labels, weights, returns, self.gold.label_smoothing)
+            returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
+        parts = weighted_nll(batch.logprobs, labels, weights, returns, self.gold.label_smoothing)
+        extra = entry.extra(batch, self.gold) if entry.extra is not None else 0.0
         normaliser = num_items_in_batch if num_items_in_batch is not None else parts.num_tokens
-        loss = (parts.loss_sum + self.model_terms(model, outputs, mask)) / normaliser
+        loss = (parts.loss_sum + extra + self.model_terms(model, outputs, batch.mask)) / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
-        self._track(parts, weights, returns, terms, mask)
+        self._track(parts, weights, returns, terms, batch.mask)
         return (loss, outputs) if return_outputs else loss
+
+    def token_batch(self, model_inputs: dict, labels: torch.Tensor, outputs, cached: torch.Tensor | None) -> TokenBatch:
+        """What the objective reads of this batch: the policy's log-probabilities, and those of the helper
+        models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
+        logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
+        batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
+        with torch.no_grad():
+            if self.gold.uses_lagged_policy:
+                batch.lagged = token_logprobs(self.lagged_model, model_inputs, labels)
+            if self.gold.uses_rewards:
+                batch.mle = self.reward_token_logprobs(model_inputs, labels, cached)
+            if self.gold.uses_anchor:
+                batch.anchor = torch.log_softmax(self.reward_model(**model_inputs).logits.float(), dim=-1)
+        return batch
 
     def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:
         """A loss term the model itself adds to every objective (the pointer-generator's coverage loss)."""
         if getattr(outputs, "coverage_losses", None) is None:
             return 0.0
         return self.accelerator.unwrap_model(model).coverage_term(outputs.coverage_losses, mask)
-
-    def token_weights(self, reference_logprobs_: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The loss's per-token weights [B, T] from the reference tokens' log-probabilities under pi_tilde
-        (GOLD with a lag) or under the current policy (every other objective), detached."""
-        settings = self.gold
-        if settings.loss == "gold":
-            return importance_weights(reference_logprobs_, settings.min_weight)
-        if settings.loss == "dft":
-            return dft_weights(reference_logprobs_)
-        if settings.loss == "tailr":
-            return tailr_weights(reference_logprobs_, settings.density_ratio_threshold, settings.min_weight)
-        if settings.loss == "mixce":
-            return mixce_weights(reference_logprobs_, settings.mixing_ratio)
-        if settings.loss == "loss_truncation":
-            keep = self.truncation.keep(sequence_losses(-reference_logprobs_, mask))
-            return keep.unsqueeze(-1).expand_as(reference_logprobs_)
-        if settings.loss in ("nll", "policy_gradient"):  # policy gradient: its updates on the references
-            return torch.ones_like(reference_logprobs_)
-        raise ValueError(f"unknown loss '{settings.loss}'")
 
     def policy_gradient_loss(self, model, inputs: dict, return_outputs: bool = False):
         """REINFORCE on samples of the current policy for this batch's inputs, scored against its references:
@@ -204,7 +195,7 @@ class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
             logs["mean_weight"] = float(stats["weight_sum"]) / tokens
             logs["mean_return"] = float(stats["return_sum"]) / tokens
             logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
-            if self.gold.uses_rewards:
+            if self.gold.uses_gold_returns:
                 logs["share_reward_at_c"] = float(stats["terms_at_c"]) / tokens
         samples = float(stats["samples"])
         if samples and "loss" in logs:

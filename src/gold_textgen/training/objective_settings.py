@@ -13,7 +13,7 @@ class ObjectiveSettings:
     task's validated `gold` block merged with one entry of its `objectives` (defaults and ranges are the
     schema's). The settings of other losses are None."""
 
-    loss: str  # gold, dft, tailr, mixce, loss_truncation or nll (see objectives/)
+    loss: str  # a key of objectives.table.LOSSES
     min_weight: float  # [u] floor of GOLD's importance weight; TaiLr's lower clamp
     sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
     horizon: int  # future tokens in a return, besides the current one
@@ -33,6 +33,16 @@ class ObjectiveSettings:
     baseline_margin: float | None  # policy gradient: moving-average baseline minus this margin
     samples_per_input: int | None  # policy gradient
     reward_metric: str | None  # policy gradient: None for the task metric
+    kl_weight: float | None  # ASFT: lambda of the KL anchor
+    clip_low: float | None  # PSFT: the ratio's clip range [1 - clip_low, 1 + clip_high]
+    clip_high: float | None
+    temperature: float | None  # iw-SFT: tau
+    max_weight: float | None  # iw-SFT: the importance weight's upper clamp
+    alpha: float | None  # probability family: (1 - p^alpha) / alpha; EAFT: exponent of the entropy weight
+    threshold: float | None  # probability family: keep tokens with p above/below it (None: all)
+    threshold_side: str | None
+    top_k: int | None  # EAFT: logits the entropy is taken over
+    normaliser: float | None  # EAFT: the entropy is divided by it
 
     SHARED = ("loss", "min_weight", "sync_every", "horizon", "gamma", "label_smoothing", "rewards")
 
@@ -45,12 +55,24 @@ class ObjectiveSettings:
 
     @property
     def uses_lagged_policy(self) -> bool:
-        return self.loss == "gold" and bool(self.lag)
+        """Whether the loss reads pi_tilde, the lagged copy of the policy (GOLD with a lag; PSFT's pi_old)."""
+        return (self.loss == "gold" and bool(self.lag)) or self.loss == "psft"
 
     @property
     def uses_rewards(self) -> bool:
-        """Whether the loss reads p_MLE of the frozen MLE model (GOLD-p and GOLD-s)."""
+        """Whether the loss reads the frozen MLE model's probabilities of the references (GOLD-p and GOLD-s,
+        iw-SFT's reference policy)."""
         return uses_mle_rewards({"loss": self.loss, "reward": self.reward})  # read every step: no asdict copy
+
+    @property
+    def uses_gold_returns(self) -> bool:
+        """Whether the weights are multiplied by GOLD's returns built from those rewards."""
+        return self.loss == "gold" and self.uses_rewards
+
+    @property
+    def uses_anchor(self) -> bool:
+        """Whether the loss reads the frozen starting model's whole distribution (ASFT's KL anchor)."""
+        return self.loss == "asft"
 
     def to_dict(self) -> dict:
         return {key: value for key, value in asdict(self).items() if value is not None}

@@ -22,6 +22,11 @@ LOSS_SETTINGS = {
     "loss_truncation": ("drop_fraction", "warmup", "window"),
     "nll": (),
     "policy_gradient": ("baseline", "baseline_margin", "samples_per_input", "reward_metric"),
+    "asft": ("kl_weight",),
+    "psft": ("clip_low", "clip_high", "sync_every"),  # pi_old is the lagged policy, re-synced every k updates
+    "iw_sft": ("temperature", "max_weight"),
+    "probability": ("alpha", "threshold", "threshold_side"),
+    "eaft": ("alpha", "top_k", "normaliser"),
 }
 EVERY_OBJECTIVE = ("loss", "start_from")
 

@@ -44,8 +44,10 @@ def analysis_view(analysis: dict, rule: str) -> dict:
 
 def uses_mle_rewards(objective: dict) -> bool:
     """Whether a fine-tuning objective (an entry of a task's `objectives`) reads p_MLE of the frozen MLE
-    model: GOLD-p and GOLD-s do; GOLD-delta and the peer objectives do not."""
-    return objective.get("loss", "gold") == "gold" and objective.get("reward") != "delta"
+    model's reference tokens (the reward cache): GOLD-p and GOLD-s do, and iw-SFT (its reference policy);
+    GOLD-delta and the other objectives do not."""
+    loss = objective.get("loss", "gold")
+    return (loss == "gold" and objective.get("reward") != "delta") or loss == "iw_sft"
 
 
 def task_config(config: dict, task: str) -> dict:
