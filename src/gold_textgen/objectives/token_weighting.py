@@ -14,8 +14,11 @@ import torch
 def dft_weights(policy_token_logprobs: torch.Tensor) -> torch.Tensor:
     """DFT (Wu et al., 2025, "On the Generalization of SFT"): w_t = p_t, detached.
 
-    As TRL's `dft_loss` (trl/trainer/sft_trainer.py): per_token_loss = -exp(logprobs).detach() * logprobs,
-    summed over real tokens and divided by the tokens of the update (`num_items_in_batch`), as here.
+    As TRL's SFTTrainer with `SFTConfig(loss_type="dft")`: the trainer installs `dft_loss` as its
+    `compute_loss_func` (trl/trainer/sft_trainer.py at commit f2cd577 of 2026-07: `SFTTrainer.__init__`,
+    lines 1287-1297; `dft_loss`, lines 773-788; with the Liger kernel the same loss runs inside the fused
+    kernel, `use_token_scaling`, line 1737). per_token_loss = -exp(logprobs).detach() * logprobs, summed
+    over real tokens and divided by the tokens of the update (`num_items_in_batch`), as here.
     """
     return policy_token_logprobs.detach().exp()
 
