@@ -1,0 +1,92 @@
+"""Known answers for the significance of a difference between two objectives (analysis/significance.py)."""
+
+import numpy as np
+import pytest
+
+from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
+from gold_textgen.analysis.significance import Comparison, compare, describe, seed_interval
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.files import write_jsonl
+
+
+class Scores:
+    """Per-example scores whose corpus metric is their mean (as ROUGE's is)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=float)
+        self.ids = [str(i) for i in range(self.values.size)]
+
+    def score(self, column, resamples):
+        return self.values[resamples].mean(axis=1)
+
+
+BASE = np.random.default_rng(7).uniform(0, 50, size=200)
+
+
+def runs(shifts, noise=0.0):
+    rng = np.random.default_rng(3)
+    return {seed: Scores(BASE + shift + noise * rng.standard_normal(BASE.size)) for seed, shift in enumerate(shifts, start=1)}
+
+
+def test_identical_systems_are_not_significant():
+    result = compare(runs([0, 0, 0]), runs([0, 0, 0]), "rouge2")
+    assert result.delta == 0 and (result.test_low, result.test_high, result.seed_low, result.seed_high) == (0, 0, 0, 0)
+    assert not result.significant and result.n_seeds == 3
+
+
+def test_a_constant_shift_is_significant():
+    result = compare(runs([2, 2, 2]), runs([0, 0, 0]), "rouge2")
+    assert result.delta == pytest.approx(2) and result.test_low == pytest.approx(2) and result.test_high == pytest.approx(2)
+    assert result.seed_low == pytest.approx(2) and result.seed_high == pytest.approx(2)
+    assert result.significant
+    assert describe(result) == "+2.00 [2.00, 2.00] seeds [2.00, 2.00] yes"
+
+
+def test_noise_around_no_difference_is_not_significant():
+    result = compare(runs([0, 0, 0], noise=10.0), runs([0, 0, 0]), "rouge2")
+    assert result.test_low < 0 < result.test_high and not result.significant
+
+
+def test_seeds_that_disagree_are_not_significant_whatever_the_test_set_says():
+    """+1, -1, +1: every seed's shift is certain on the test set, the mean (1/3) too, but the seed spread
+    is wide: the t interval (2 degrees of freedom) holds 0."""
+    result = compare(runs([1, -1, 1]), runs([0, 0, 0]), "rouge2")
+    assert result.test_low == pytest.approx(1 / 3) and result.test_high == pytest.approx(1 / 3)
+    half = 4.302652729911275 * np.std([1, -1, 1], ddof=1) / np.sqrt(3)
+    assert (result.seed_low, result.seed_high) == pytest.approx((1 / 3 - half, 1 / 3 + half))
+    assert not result.significant
+    assert [s.delta for s in result.seeds] == pytest.approx([1, -1, 1])
+
+
+def test_one_seed_is_judged_on_the_test_set_alone():
+    result = compare(runs([0.8]), runs([0]), "rouge2")
+    assert np.isnan(result.seed_low) and result.significant
+    assert "seeds" not in describe(result)
+    assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
+
+
+def test_runs_on_other_examples_or_without_a_shared_seed_are_refused():
+    other = {1: Scores(BASE[:100])}
+    with pytest.raises(ValueError, match="different examples"):
+        compare(other, runs([0]), "rouge2")
+    with pytest.raises(ValueError, match="share no training seed"):
+        compare({5: Scores(BASE)}, runs([0]), "rouge2")
+
+
+def test_bleu_is_resampled_from_its_sufficient_statistics(tmp_path):
+    """Real generation files: a system equal to the baseline differs by exactly 0; one that writes every
+    reference exactly is better on every resample."""
+    references = [f"the cat number {i} sat on the mat" for i in range(30)]
+    baseline = [f"a cat number {i} sat on a mat" for i in range(30)]
+
+    def statistics(name, hypotheses):
+        path = tmp_path / f"{name}.jsonl"
+        pairs = enumerate(zip(hypotheses, references, strict=True))
+        write_jsonl(path, [{"id": str(i), "hypothesis": h, "reference": r} for i, (h, r) in pairs])
+        return {1: ExampleStatistics(Run("t", name, 1, str(path)), Scoring())}
+
+    same = compare(statistics("a", baseline), statistics("b", baseline), "bleu", resamples=200)
+    assert same.delta == 0 and not same.significant
+    perfect = compare(statistics("c", references), statistics("b", baseline), "bleu", resamples=200)
+    assert perfect.delta > 40 and perfect.test_low > 0 and perfect.significant
+    assert isinstance(perfect, Comparison)
