@@ -60,6 +60,7 @@ SCORES = "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{
 LEAD3_GENERATIONS = "results/baselines/{task}/lead3/{split}.jsonl"
 LEAD3_SCORES = "results/baselines/{task}/lead3/{split}.json"
 TRAINING_SUMMARY = "results/analysis/{task}/training_summary.csv"
+SIGNIFICANCE = "results/tables/significance.csv"
 
 
 class _KeepWildcards(dict):
@@ -373,6 +374,39 @@ def main_table_scores(wildcards):
 
 def sweep_scores(wildcards):
     return score_files(EXPERIMENT["sweep_split"], EXPERIMENT["sweep_decoders"])
+
+
+def significance_runs(wildcards):
+    """The outputs each objective is compared on (analysis/significance.py): every model's generations of
+    the evaluation split with the first table decoder (its first sampling run)."""
+    split, decoder = EXPERIMENT["eval_split"], EXPERIMENT["decoders"][0]
+    sample = gold_views.sample_ids(config["decoders"][decoder])[0]
+    return [
+        {
+            "task": task,
+            "objective": objective,
+            "seed": seed,
+            "split": split,
+            "decoder": decoder,
+            "sample": sample,
+            "generations": path(
+                GENERATIONS,
+                task=task,
+                objective=objective,
+                seed=seed,
+                split=split,
+                decoder=decoder,
+                sample=sample,
+            ),
+        }
+        for task in EXPERIMENT["tasks"]
+        for objective in EXPERIMENT["objectives"]
+        for seed in EXPERIMENT["seeds"]
+    ]
+
+
+def significance_generations(wildcards):
+    return [run["generations"] for run in significance_runs(wildcards)]
 
 
 def analysed_generations(task, objective, seed, samples):

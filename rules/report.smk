@@ -13,7 +13,8 @@ localrules:
 # snakemake --cores 1 results/tables/main.csv
 rule main_table:
     input:
-        main_table_scores,
+        scores=main_table_scores,
+        significance=SIGNIFICANCE,
     output:
         csv="results/tables/main.csv",
         html=report(
@@ -35,7 +36,8 @@ rule main_table:
 # snakemake --cores all results/tables/table1_main.csv
 rule table1:
     input:
-        main_table_scores,
+        scores=main_table_scores,
+        significance=SIGNIFICANCE,
     output:
         csv="results/tables/table1_main.csv",
         html=report(
@@ -53,6 +55,29 @@ rule table1:
         families=task_families,
     script:
         "../workflow_scripts/table1.py"
+
+
+# snakemake --cores all results/tables/significance.csv   (each objective against MLE and the control)
+rule significance:
+    input:
+        significance_generations,
+    output:
+        csv=SIGNIFICANCE,
+        markdown="results/tables/significance.md",
+    log:
+        "logs/significance/significance.log",
+    benchmark:
+        "logs/benchmarks/significance/significance.tsv"
+    resources:
+        mem_mb=experiment_request("cpu", "mem_mb"),
+        runtime=experiment_request("cpu", "runtime"),
+    params:
+        runs=significance_runs,
+        task_metrics=task_metrics,
+        scoring=experiment_scoring,
+        bootstrap=analysis_view("significance"),
+    script:
+        "../workflow_scripts/significance.py"
 
 
 # snakemake --cores all results/tables/table2_decoding.csv
@@ -83,6 +108,7 @@ rule table2:
 rule objectives_table:
     input:
         scores=main_table_scores,
+        significance=SIGNIFICANCE,
         sweep=sweep_scores,
         diversity=per_task_diversity,
     output:

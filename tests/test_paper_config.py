@@ -34,6 +34,7 @@ EXPECTED_JOBS = {
     "table1": 1,
     "table2": 1,
     "objectives_table": 1,
+    "significance": 1,  # each objective against MLE, for Table 1, the main table and the objectives table
     "paper_comparison": 1,
     **{rule: TASKS for rule in ("nll_histogram", "nll_by_time_step", "exposure_bias", "diversity", "examples", "human_eval_sheet")},
     "training_curves": TASKS,

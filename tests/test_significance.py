@@ -1,10 +1,20 @@
 """Known answers for the significance of a difference between two objectives (analysis/significance.py)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
-from gold_textgen.analysis.significance import Comparison, compare, describe, seed_interval
+from gold_textgen.analysis.significance import (
+    Comparison,
+    compare,
+    describe,
+    note,
+    seed_interval,
+    significance_columns,
+    significance_table,
+    with_significance,
+)
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.workflow.files import write_jsonl
 
@@ -90,3 +100,45 @@ def test_bleu_is_resampled_from_its_sufficient_statistics(tmp_path):
     perfect = compare(statistics("c", references), statistics("b", baseline), "bleu", resamples=200)
     assert perfect.delta > 40 and perfect.test_low > 0 and perfect.significant
     assert isinstance(perfect, Comparison)
+
+
+REFERENCES = [f"the cat number {i} sat on the mat" for i in range(20)]
+
+
+def generation_runs(tmp_path, hypotheses_of):
+    """Runs of task t with generation files: objective -> seed -> hypotheses of REFERENCES."""
+    runs = []
+    for objective, per_seed in hypotheses_of.items():
+        for seed, hypotheses in per_seed.items():
+            path = tmp_path / f"{objective}-{seed}.jsonl"
+            pairs = enumerate(zip(hypotheses, REFERENCES, strict=True))
+            write_jsonl(path, [{"id": str(i), "hypothesis": h, "reference": r} for i, (h, r) in pairs])
+            runs.append(Run("t", objective, seed, str(path)))
+    return runs
+
+
+def test_the_table_compares_every_objective_with_mle_and_the_control_and_tables_take_its_columns(tmp_path):
+    poor = [f"a cat number {i} sat on a mat" for i in range(20)]
+    runs = generation_runs(
+        tmp_path,
+        {"mle": {1: poor, 2: poor}, "mle_continued": {1: poor, 2: poor}, "gold_s": {1: REFERENCES, 2: REFERENCES}},
+    )
+    table = significance_table(runs, {"t": "bleu"}, {"t": Scoring()}, resamples=100)
+    assert list(zip(table["objective"], table["baseline"], strict=True)) == [
+        ("mle_continued", "mle"),
+        ("gold_s", "mle"),
+        ("gold_s", "mle_continued"),
+    ]
+    control = table.iloc[0]
+    assert control["delta"] == 0 and control["significant"] == "no" and control["n_seeds"] == 2
+    assert table.iloc[1]["significant"] == "yes" and table.iloc[1]["delta"] > 40
+    assert table.iloc[1]["per_seed"].startswith("1: +")
+    scores = pd.DataFrame(
+        {"task": "t", "objective": ["mle", "gold_s", "gold_s"], "split": "test", "decoder": "greedy", "seed": ["mean", "1", "mean"]}
+    )
+    merged = with_significance(scores, table)
+    assert significance_columns(merged) == ["vs_mle", "vs_mle_continued"]
+    assert merged.loc[2, "vs_mle"].endswith(" yes") and merged.loc[2, "vs_mle_significant"] == "yes"
+    assert pd.isna(merged.loc[0, "vs_mle"]) and pd.isna(merged.loc[1, "vs_mle"])  # the baseline itself; a seed's row
+    assert "against MLE" in note(table) and "Student's t" in note(table)
+    assert note(table.iloc[0:0]) == ""

@@ -3,6 +3,7 @@
 import pandas as pd
 
 from gold_textgen.analysis.objectives_table import objectives_table, write_objectives
+from gold_textgen.analysis.significance import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
@@ -11,9 +12,14 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
     sweep = load_scores(snakemake.input.sweep) if snakemake.input.sweep else None
     diversity = {task: pd.read_csv(path) for task, path in zip(snakemake.params.tasks, snakemake.input.diversity, strict=True)}
-    table = objectives_table(scores, sweep, diversity, snakemake.params.task_metrics)
-    note = scoring_note(scores)
-    write_objectives(table, snakemake.output.csv, snakemake.output.markdown, snakemake.output.figure, note)
+    significance = pd.read_csv(snakemake.input.significance)
+    table = with_significance(objectives_table(scores, sweep, diversity, snakemake.params.task_metrics), significance)
+    footer = scoring_note(scores) + note(significance)
+    write_objectives(table, snakemake.output.csv, snakemake.output.markdown, snakemake.output.figure, footer)
     write_html_table(
-        snakemake.output.html, table, "Objectives side by side (test metric, perplexity, sampling drop, diversity)", note, labels=3
+        snakemake.output.html,
+        table,
+        "Objectives side by side (test metric, perplexity, sampling drop, diversity, significance)",
+        footer,
+        labels=3,
     )

@@ -1,15 +1,21 @@
 """Snakemake adapter: rule table1 -> gold_textgen.analysis.tables.table1."""
 
+import pandas as pd
+
+from gold_textgen.analysis.significance import note, significance_columns, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note, table1, table1_labels, with_families, with_scoring, write_table
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    scores = load_scores(snakemake.input)
+    scores = load_scores(snakemake.input.scores)
+    significance = pd.read_csv(snakemake.input.significance)
     table, columns = table1(scores, snakemake.params.task_metrics)
-    table = with_families(table, snakemake.params.families)
+    table = with_significance(with_families(table, snakemake.params.families), significance)
     labels = table1_labels(table)
     table = with_scoring(table, scores)
-    write_table(table, snakemake.output.csv, snakemake.output.markdown, columns, scoring_note(scores), labels=labels)
-    shown = table[[*labels, *(c for m in columns for c in (m, f"{m}_std"))]]
-    write_html_table(snakemake.output.html, shown, "Table 1: task metric and perplexity", scoring_note(scores), labels=len(labels))
+    compared = significance_columns(table)
+    footer = scoring_note(scores) + note(significance)
+    write_table(table, snakemake.output.csv, snakemake.output.markdown, columns, footer, labels=labels, text_columns=compared)
+    shown = table[[*labels, *(c for m in columns for c in (m, f"{m}_std")), *compared]]
+    write_html_table(snakemake.output.html, shown, "Table 1: task metric and perplexity", footer, labels=len(labels))

@@ -17,6 +17,7 @@ from ..workflow.files import write_csv, write_text
 from . import objective_names
 from .figures import save, shared_legend
 from .markdown import markdown_table
+from .significance import BASELINES, significance_columns
 from .tables import average_sample_runs
 
 DISTINCT_ORDER = 2
@@ -106,6 +107,8 @@ def to_markdown(table: pd.DataFrame) -> str:
         f"distinct-{DISTINCT_ORDER}",
         "seeds",
     ]
+    compared = significance_columns(table)
+    headers += [f"vs {BASELINES[column.removeprefix('vs_')]}" for column in compared]
     rows = [
         [
             row["task"],
@@ -116,6 +119,7 @@ def to_markdown(table: pd.DataFrame) -> str:
             "-" if pd.isna(row[drop]) else f"{row[drop]:.2f}",
             "-" if pd.isna(row[distinct]) else f"{row[distinct]:.0f}",
             str(row["n_seeds"]),
+            *("-" if pd.isna(row[column]) else row[column] for column in compared),
         ]
         for _, row in table.iterrows()
     ]

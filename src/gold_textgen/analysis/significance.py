@@ -20,13 +20,17 @@ effect (the tables say which).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-from .paper_comparison import ExampleStatistics
+from ..evaluation import metrics
+from . import objective_names
+from .markdown import markdown_table
+from .paper_comparison import ExampleStatistics, Run
 
 
 @dataclass(frozen=True)
@@ -117,3 +121,135 @@ METHOD_NOTE = (
     "and, with two or more seeds, a seed interval (Student's t). 'significant' = every interval excludes 0 at "
     "{level:.0f}%."
 )
+
+
+# The baselines every objective is compared with, where the experiment has them: MLE, and the control (MLE
+# continued on the fine-tuning schedule: the same extra updates without any objective's weights).
+BASELINES = {"mle": "MLE", "mle_continued": "control"}
+COLUMNS = [
+    "task",
+    "objective",
+    "baseline",
+    "split",
+    "decoder",
+    "metric",
+    "delta",
+    "test_low",
+    "test_high",
+    "seed_low",
+    "seed_high",
+    "n_seeds",
+    "significant",
+    "per_seed",
+    "resamples",
+    "confidence",
+]
+
+
+def significance_table(
+    runs: Sequence[Run],
+    task_metrics: Mapping[str, str],
+    scoring: Mapping[str, metrics.Scoring],
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    draw_seed: int = 0,
+) -> pd.DataFrame:
+    """One row per task, objective and baseline (each baseline of BASELINES the runs include; the control
+    is compared with MLE, MLE with nothing): the comparison on the task metric (see `compare`)."""
+    statistics: dict[str, dict[str, dict[int, ExampleStatistics]]] = {}
+    where: dict[str, tuple[str, str]] = {}
+    for run in runs:
+        statistics.setdefault(run.task, {}).setdefault(run.objective, {})[run.seed] = ExampleStatistics(run, scoring[run.task])
+        where[run.task] = (run.split, run.decoder)
+    rows = []
+    for task, by_objective in statistics.items():
+        metric = task_metrics[task]
+        for baseline in (name for name in BASELINES if name in by_objective):
+            for objective, systems in by_objective.items():
+                if objective in (baseline, "mle"):  # MLE is the reference point, never the system compared
+                    continue
+                result = compare(systems, by_objective[baseline], metric, resamples, confidence, draw_seed)
+                per_seed = "; ".join(f"{s.seed}: {s.delta:+.2f} [{s.low:.2f}, {s.high:.2f}]" for s in result.seeds)
+                rows.append(
+                    {
+                        "task": task,
+                        "objective": objective,
+                        "baseline": baseline,
+                        "split": where[task][0],
+                        "decoder": where[task][1],
+                        "metric": metric,
+                        "delta": result.delta,
+                        "test_low": result.test_low,
+                        "test_high": result.test_high,
+                        "seed_low": result.seed_low,
+                        "seed_high": result.seed_high,
+                        "n_seeds": result.n_seeds,
+                        "significant": "yes" if result.significant else "no",
+                        "per_seed": per_seed,
+                        "resamples": resamples,
+                        "confidence": confidence,
+                    }
+                )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def cell(row: pd.Series) -> str:
+    """A significance row as one table cell (see `describe`)."""
+    text = f"{row['delta']:+.2f} [{row['test_low']:.2f}, {row['test_high']:.2f}]"
+    if row["n_seeds"] > 1:
+        text += f" seeds [{row['seed_low']:.2f}, {row['seed_high']:.2f}]"
+    return f"{text} {row['significant']}"
+
+
+def with_significance(table: pd.DataFrame, significance: pd.DataFrame, keys: Sequence[str] = ("task", "objective")) -> pd.DataFrame:
+    """`table` with, per baseline the significance table has, the columns `vs_<baseline>` (a cell text),
+    `vs_<baseline>_delta`, `_test_low`, `_test_high`, `_seed_low`, `_seed_high` and `_significant`, filled on
+    the rows that summarise seeds (`seed` == "mean", where the table has seeds) of the compared split and
+    decoder (where the table has those), and empty elsewhere (the baseline's own rows included)."""
+    table = table.copy()
+    for baseline in (name for name in BASELINES if name in set(significance["baseline"])):
+        part = significance[significance["baseline"] == baseline].copy()
+        part[f"vs_{baseline}"] = part.apply(cell, axis=1)
+        renamed = {name: f"vs_{baseline}_{name}" for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "significant")}
+        part = part.rename(columns=renamed)
+        join = [*keys, *(k for k in ("split", "decoder") if k in table.columns)]
+        columns = [*join, f"vs_{baseline}", *renamed.values()]
+        merged = table.merge(part[columns], on=join, how="left")
+        if "seed" in table.columns:
+            merged.loc[merged["seed"].astype(str) != "mean", columns[len(join) :]] = np.nan
+        table = merged
+    return table
+
+
+def significance_columns(table: pd.DataFrame) -> list[str]:
+    """The cell-text columns `with_significance` added, in BASELINES order."""
+    return [f"vs_{name}" for name in BASELINES if f"vs_{name}" in table.columns]
+
+
+def method_note(resamples: int, confidence: float) -> str:
+    return METHOD_NOTE.format(resamples=resamples, level=100 * confidence)
+
+
+def note(significance: pd.DataFrame) -> str:
+    """The markdown footer of a table with significance columns (empty when nothing was compared)."""
+    if significance.empty:
+        return ""
+    first = significance.iloc[0]
+    labels = ", ".join(f"`vs_{name}`: against {label}" for name, label in BASELINES.items() if name in set(significance["baseline"]))
+    return f"\nColumns {labels}. " + method_note(int(first["resamples"]), float(first["confidence"])) + "\n"
+
+
+def to_markdown(table: pd.DataFrame, resamples: int, confidence: float) -> str:
+    rows = [
+        [
+            row.task,
+            objective_names.label(row.objective),
+            BASELINES[row.baseline],
+            f"{row.metric} ({row.split}, {row.decoder})",
+            cell(row._asdict()),
+            row.per_seed,
+        ]
+        for row in table.itertuples(index=False)
+    ]
+    headers = ["task", "objective", "against", "metric", "delta [test-set interval] seeds [seed interval] significant", "per seed"]
+    return markdown_table(headers, rows) + "\n" + method_note(resamples, confidence) + "\n"

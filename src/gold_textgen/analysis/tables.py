@@ -71,8 +71,15 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     return table.reindex(columns=columns).reset_index(drop=True)
 
 
-def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: int = 2, labels: Sequence[str] = (*KEYS, "seed")) -> str:
-    """The table for people: `mean ± std` in the summary rows; metrics a task lacks show as `-`."""
+def to_markdown(
+    table: pd.DataFrame,
+    metrics: Sequence[str] = METRICS,
+    digits: int = 2,
+    labels: Sequence[str] = (*KEYS, "seed"),
+    text_columns: Sequence[str] = (),
+) -> str:
+    """The table for people: `mean ± std` in the summary rows; metrics a task lacks show as `-`; then
+    `text_columns` as they are (the significance cells), `-` where empty."""
     rows = []
     for _, row in table.iterrows():
         cells = [str(row[k]) for k in labels]
@@ -82,8 +89,9 @@ def to_markdown(table: pd.DataFrame, metrics: Sequence[str] = METRICS, digits: i
             if row["seed"] == "mean" and pd.notna(std):
                 text += f" ± {std:.{digits}f}"
             cells.append(text)
+        cells += ["-" if pd.isna(row[column]) else str(row[column]) for column in text_columns]
         rows.append(cells)
-    return markdown_table([*labels, *metrics], rows)
+    return markdown_table([*labels, *metrics, *text_columns], rows)
 
 
 # The paper's layout: its standard (recurrent) models in Tables 1 and 2, then the transformers of Table 3.

@@ -1,0 +1,21 @@
+"""Snakemake adapter: rule significance -> gold_textgen.analysis.significance."""
+
+from gold_textgen.analysis.paper_comparison import Run
+from gold_textgen.analysis.significance import significance_table, to_markdown
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.files import write_csv, write_text
+from gold_textgen.workflow.logs import log_to_file
+
+with log_to_file(snakemake.log[0]):
+    bootstrap = snakemake.params.bootstrap
+    resamples, confidence = bootstrap["bootstrap_resamples"], bootstrap["confidence"]
+    table = significance_table(
+        [Run(**run) for run in snakemake.params.runs],
+        snakemake.params.task_metrics,
+        {task: Scoring(**settings) for task, settings in snakemake.params.scoring.items()},
+        resamples=resamples,
+        confidence=confidence,
+        draw_seed=bootstrap["draw_seed"],
+    )
+    write_csv(snakemake.output.csv, table, float_format="%.4f")
+    write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence))
