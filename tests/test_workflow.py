@@ -347,6 +347,17 @@ def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path
         assert listed in text and listed in result.stderr
 
 
+def test_the_end_of_the_workflow_warns_of_references_mostly_unknown_to_the_tokenizer(tiny_run, tmp_path):
+    """A score file reporting 40% `<unk>` references: the rebuilt table's run ends with the warning."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    score = workdir / "results/scores/demo/mle/seed1/test/greedy/sample0.json"
+    assert json.loads(score.read_text())["unk_rate"] < 5.0  # the smoke run's own vocabulary covers its data
+    score.write_text(json.dumps({**json.loads(score.read_text()), "unk_rate": 40.0}))
+    result = run_snakemake(workdir, "results/tables/main.csv", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert "WARNING: task demo, test split: 40.0% of the reference tokens are <unk>" in result.stderr
+
+
 def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
