@@ -108,10 +108,8 @@ def _excludes_zero(low: float, high: float) -> bool:
 
 def describe(comparison: Comparison) -> str:
     """`+0.52 [0.10, 0.95] seeds [0.31, 0.73] yes` for a table cell."""
-    text = f"{comparison.delta:+.2f} [{comparison.test_low:.2f}, {comparison.test_high:.2f}]"
-    if comparison.n_seeds > 1:
-        text += f" seeds [{comparison.seed_low:.2f}, {comparison.seed_high:.2f}]"
-    return f"{text} {'yes' if comparison.significant else 'no'}"
+    fields = {name: getattr(comparison, name) for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "n_seeds")}
+    return cell({**fields, "significant": "yes" if comparison.significant else "no"})
 
 
 METHOD_NOTE = (
@@ -193,8 +191,8 @@ def significance_table(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def cell(row: pd.Series) -> str:
-    """A significance row as one table cell (see `describe`)."""
+def cell(row: Mapping) -> str:
+    """A significance row (or its fields) as one table cell: delta [test-set interval] seeds [seed interval] yes/no."""
     text = f"{row['delta']:+.2f} [{row['test_low']:.2f}, {row['test_high']:.2f}]"
     if row["n_seeds"] > 1:
         text += f" seeds [{row['seed_low']:.2f}, {row['seed_high']:.2f}]"
