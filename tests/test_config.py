@@ -39,7 +39,19 @@ def test_every_shipped_config_merges_into_a_valid_config(config, name):
     for path in layers:
         update_config(config, yaml.safe_load(path.read_text()))
     take_switched_sources(config, config_layers(REPO / "config.yaml", layers))
-    validate_config(config)
+    validated = validate_config(config)
+    # Every experiment runs the control beside its objectives, defined for every task without an entry.
+    assert "mle_continued" in validated["experiment"]["objectives"]
+    for task in validated["experiment"]["tasks"]:
+        assert validated["tasks"][task]["objectives"]["mle_continued"]["loss"] == "nll"
+
+
+def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
+    config["tasks"]["demo"]["objectives"].pop("mle_continued", None)
+    control = validate_config(copy.deepcopy(config))["tasks"]["demo"]["objectives"]["mle_continued"]
+    assert control == {"loss": "nll", "start_from": "mle", "min_weight": 0.0}
+    config["tasks"]["demo"]["objectives"]["mle_continued"] = {"loss": "dft"}
+    assert validate_config(config)["tasks"]["demo"]["objectives"]["mle_continued"]["loss"] == "dft"
 
 
 @pytest.mark.parametrize(

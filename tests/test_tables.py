@@ -124,11 +124,22 @@ def test_tables_name_the_bleu_signature_and_rouge_variant_of_each_task(score_fil
 def test_table1_labels_every_row_with_its_decoder_when_there_are_several(score_files):
     scores = load_scores(score_files)
     table, _ = table1(scores, {"demo": "bleu"})
-    assert table1_labels(table) == ("task", "objective", "seed")
+    assert table1_labels(table) == ("task", "objective", "role", "seed")
     two = pd.concat([scores, scores.assign(decoder="topk20", bleu=scores["bleu"] - 5)], ignore_index=True)
     table, columns = table1(two, {"demo": "bleu"})
     text = to_markdown(table, columns, labels=table1_labels(table))
-    assert "| demo | mle | greedy | 1 | 20.00 |" in text and "| demo | mle | topk20 | 1 | 15.00 |" in text
+    assert "| demo | mle | baseline | greedy | 1 | 20.00 |" in text and "| demo | mle | baseline | topk20 | 1 | 15.00 |" in text
+
+
+def test_the_baseline_and_the_control_rows_are_labelled(tmp_path):
+    rows = [score(1, 20.0), score(1, 22.0, "mle_continued"), score(1, 23.0, "gold_s")]
+    for index, row in enumerate(rows):
+        (tmp_path / f"{index}.json").write_text(json.dumps(row))
+    scores = load_scores(sorted(tmp_path.glob("*.json")))
+    table, _ = table1(scores, {"demo": "bleu"})
+    roles = table[table["seed"] == "mean"].set_index("objective")["role"].to_dict()
+    assert roles == {"mle": "baseline", "mle_continued": "control", "gold_s": ""}
+    assert "| mle_continued (control) |" in table2_markdown(table2(scores, {"demo": "bleu"}, ["greedy"]))
 
 
 def test_tables_name_each_tasks_model_family_standard_models_first():

@@ -17,7 +17,7 @@ from conftest import REPO, SNAKEMAKE, run_snakemake
 from report_browser import CHROMEDRIVER, CHROMIUM, browse_report
 
 pytestmark = pytest.mark.workflow
-# The default experiment: one task, MLE and three GOLD objectives, two seeds (8 models); each model has one
+# The default experiment: one task, MLE, the control and three GOLD objectives, two seeds (10 models); each model has one
 # evaluation job per split: greedy decoding of the test split, and the Table 2 sweep of the dev split
 # (greedy, beam 3, beam 5, and 3 runs each of top-k 5 and top-k 20), each with its token NLL and scores.
 EXPECTED_JOBS = {
@@ -25,9 +25,9 @@ EXPECTED_JOBS = {
     "train_tokenizer": 1,
     "train_mle": 2,
     "cache_rewards": 2,
-    "fine_tune": 6,
-    "evaluate_test": 8,
-    "evaluate_valid": 8,
+    "fine_tune": 8,
+    "evaluate_test": 10,
+    "evaluate_valid": 10,
     "main_table": 1,
     "table1": 1,
     "table2": 1,
@@ -62,8 +62,8 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     smoke_config.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
     assert counts["train_mle"] == counts["cache_rewards"] == 3
-    # 12 models, each decoded on test (greedy) and in the sweep: greedy, beam3, beam5, topk5 x 2 (smoke), topk20 x 3
-    assert counts["fine_tune"] == 9 and counts["evaluate_test"] == counts["evaluate_valid"] == 12
+    # 15 models, each decoded on test (greedy) and in the sweep: greedy, beam3, beam5, topk5 x 2 (smoke), topk20 x 3
+    assert counts["fine_tune"] == 12 and counts["evaluate_test"] == counts["evaluate_valid"] == 15
     assert counts["prepare_dataset"] == counts["train_tokenizer"] == counts["main_table"] == 1
 
 
@@ -381,7 +381,7 @@ def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
 
 def test_one_figure_is_a_partial_target(tmp_path):
     counts = job_counts(run_snakemake(tmp_path, "results/figures/demo/nll_histogram.png", "-n", "--quiet", "rules").stdout)
-    assert counts["nll_histogram"] == 1 and counts["evaluate_test"] == 4  # MLE and 3 GOLD models of seed 1, test split
+    assert counts["nll_histogram"] == 1 and counts["evaluate_test"] == 5  # MLE, the control and 3 GOLD models of seed 1, test split
     assert not {"evaluate_valid", "main_table", "table2"} & set(counts)
 
 

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from gold_textgen.analysis.significance import note, significance_columns, with_significance
-from gold_textgen.analysis.tables import KEYS, load_scores, scoring_note, seed_table, with_families, with_scoring, write_table
+from gold_textgen.analysis.tables import load_scores, scoring_note, seed_table, with_families, with_scoring, write_table
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
@@ -12,7 +12,7 @@ with log_to_file(snakemake.log[0]):
     significance = pd.read_csv(snakemake.input.significance)
     table = with_scoring(with_families(seed_table(scores), snakemake.params.families), scores)
     table = with_significance(table, significance)
-    labels = ("task", "family", *KEYS[1:], "seed")
+    labels = ("task", "family", "objective", "role", "split", "decoder", "seed")
     footer = scoring_note(scores) + note(significance)
     write_table(
         table, snakemake.output.csv, snakemake.output.markdown, note=footer, labels=labels, text_columns=significance_columns(table)

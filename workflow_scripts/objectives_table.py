@@ -21,5 +21,5 @@ with log_to_file(snakemake.log[0]):
         table,
         "Objectives side by side (test metric, perplexity, sampling drop, diversity, significance)",
         footer,
-        labels=3,
+        labels=4,
     )

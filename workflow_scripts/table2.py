@@ -8,4 +8,4 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input)
     table = with_families(table2(scores, snakemake.params.task_metrics, snakemake.params.decoders), snakemake.params.families)
     write_table2(with_scoring(table, scores), snakemake.output.csv, snakemake.output.markdown, scoring_note(scores))
-    write_html_table(snakemake.output.html, table, "Table 2: task metric by decoder (dev)", scoring_note(scores), labels=5)
+    write_html_table(snakemake.output.html, table, "Table 2: task metric by decoder (dev)", scoring_note(scores), labels=6)

@@ -10,7 +10,7 @@ OBJECTIVES = {
     "gold_delta": ("GOLD-δ", "tab:blue"),
     "gold_p": ("GOLD-p", "tab:green"),
     "gold_s": ("GOLD-s", "tab:red"),
-    "mle_continued": ("MLE, continued", "tab:brown"),
+    "mle_continued": ("MLE continued (control)", "tab:brown"),
     "gold_s_no_lag": ("GOLD-s, no lag", "lightcoral"),
     "gold_s_u0": ("GOLD-s, u = 0", "darkred"),
     "gold_s_h0": ("GOLD-s, horizon 0", "salmon"),
@@ -26,6 +26,21 @@ OBJECTIVES = {
     "mle_pg": ("MLE+PG", "black"),
     "gold_pg": ("GOLD+PG", "magenta"),
 }
+
+
+# What a row is to a reader of a table: the model every objective starts from, and the control that trains
+# as long as the objectives do with weight 1 (a gain over it is the objective's, not more updates').
+ROLES = {"mle": "baseline", "mle_continued": "control"}
+
+
+def role(objective: str) -> str:
+    """`baseline`, `control`, or empty for an objective under comparison."""
+    return ROLES.get(objective, "")
+
+
+def tagged(objective: str) -> str:
+    """The config name with its role, as tables print it: `mle_continued (control)`."""
+    return f"{objective} ({ROLES[objective]})" if objective in ROLES else objective
 
 
 def label(objective: str) -> str:

@@ -61,6 +61,7 @@ def objectives_table(
                     "task": task,
                     "objective": objective,
                     "label": objective_names.label(objective),
+                    "role": objective_names.role(objective),
                     "metric": metric,
                     "decoder": first_decoder,
                     "n_seeds": int(row["n_seeds"]),

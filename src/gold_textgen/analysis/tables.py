@@ -48,7 +48,8 @@ def average_sample_runs(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) 
 
 def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
     """Per-seed rows (`seed` = the seed, `n_seeds` = 1), then per group a row with `seed` = `mean` holding
-    the mean over seeds and `<metric>_std` the sample standard deviation (empty for a single seed)."""
+    the mean over seeds and `<metric>_std` the sample standard deviation (empty for a single seed); `role`
+    marks the baseline (MLE) and the control (MLE continued) rows."""
     keys = list(KEYS)
     scores = average_sample_runs(scores, metrics)
     per_seed = scores[[*keys, "seed", *metrics]].copy()
@@ -67,7 +68,8 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     table["_seed_num"] = pd.to_numeric(table["seed"], errors="coerce")
     sort_keys = ["task", "_objective", "objective", "split", "decoder", "_summary", "_seed_num"]
     table = table.sort_values(sort_keys, kind="stable").drop(columns=["_objective", "_summary", "_seed_num"])
-    columns = [*keys, "seed", "n_seeds"] + [c for m in metrics for c in (m, f"{m}_std")]
+    table["role"] = table["objective"].map(objective_names.role)
+    columns = [keys[0], keys[1], "role", *keys[2:], "seed", "n_seeds"] + [c for m in metrics for c in (m, f"{m}_std")]
     return table.reindex(columns=columns).reset_index(drop=True)
 
 
@@ -159,7 +161,7 @@ def table1_labels(table: pd.DataFrame) -> tuple[str, ...]:
     when the table holds several, so that no two rows look alike."""
     family = ("family",) if "family" in table.columns else ()
     decoder = ("decoder",) if table["decoder"].nunique() > 1 else ()
-    return ("task", *family, "objective", *decoder, "seed")
+    return ("task", *family, "objective", "role", *decoder, "seed")
 
 
 def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequence[str]) -> pd.DataFrame:
@@ -190,6 +192,7 @@ def table2(scores: pd.DataFrame, task_metrics: dict[str, str], decoders: Sequenc
         greedy.get((t, o), float("nan")) - m for t, o, m in table[["task", "objective", "mean"]].itertuples(index=False)
     ]
     order = {name: i for i, name in enumerate(decoders)}
+    table.insert(table.columns.get_loc("objective") + 1, "role", table["objective"].map(objective_names.role))
     table["_decoder"] = table["decoder"].map(order)
     table["_objective"] = table["objective"].map(objective_names.rank)
     return (
@@ -208,7 +211,8 @@ def table2_markdown(table: pd.DataFrame, digits: int = 2) -> str:
             (f"{name}: {metric} by decoder (mean ± std over seeds)", _mean_cell),
             (f"{name}: drop in {metric} from greedy decoding", _drop_cell),
         ):
-            lines = [f"**{title}**", "", "| decoder | " + " | ".join(objectives) + " |", "|---|" + "---|" * len(objectives)]
+            header = " | ".join(objective_names.tagged(o) for o in objectives)
+            lines = [f"**{title}**", "", f"| decoder | {header} |", "|---|" + "---|" * len(objectives)]
             for decoder, rows in frame.groupby("decoder", sort=False):
                 by_objective = rows.set_index("objective")
                 cells = [cell(by_objective.loc[o], digits) if o in by_objective.index else "-" for o in objectives]

@@ -18,6 +18,7 @@ import jsonschema
 import yaml
 from jsonschema import Draft202012Validator, validators
 
+from .builtin_objectives import add_builtin_objectives
 from .errors import ConfigError
 from .references import check_objective_keys, check_references
 
@@ -91,8 +92,10 @@ def load_schema(schema_path: str | Path | None = None) -> dict:
 
 
 def validate_config(config: dict, schema_path: str | Path | None = None) -> dict:
-    """Validate `config` in place (filling defaults) and check cross-references; return it."""
+    """Validate `config` in place (adding the built-in objectives, filling defaults) and check
+    cross-references; return it."""
     schema = load_schema(schema_path)
+    add_builtin_objectives(config)
     as_written = copy.deepcopy(config)  # the keys the user set, before the defaults are filled in
     validator = _with_defaults(Draft202012Validator)(schema)
     errors = [e for e in validator.iter_errors(config) if not _is_echo(e, schema)]
