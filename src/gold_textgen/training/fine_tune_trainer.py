@@ -35,6 +35,7 @@ from ..objectives.weighted_nll import reference_logprobs, weighted_nll
 from .checkpoint_loading import KnownMissingKeys
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
+from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return clone
 
 
-class FineTuneTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+class FineTuneTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """Seq2SeqTrainer whose training loss is a weighted NLL (GOLD's, or a peer objective's); evaluation is
     unchanged (dev metric by generation; the reported eval loss is the plain token-mean NLL)."""
 

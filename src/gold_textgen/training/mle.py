@@ -13,15 +13,17 @@ from ..data.tokenization import load_tokenizer
 from ..models.transformer import count_parameters, initial_model
 from ..workflow.runtime import seed_everything
 from .checkpoint_loading import KnownMissingKeys
+from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
 
 log = logging.getLogger(__name__)
 
 
-class MleTrainer(KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
-    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py) and no
-    warning for the weights a checkpoint never holds (checkpoint_loading.py)."""
+class MleTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+    """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py), no
+    warning for the weights a checkpoint never holds (checkpoint_loading.py), and FocusSeq2Seq's
+    halve-on-plateau schedule when asked for (plateau_schedule.py)."""
 
 
 def train_mle(job: TrainingJob) -> dict:

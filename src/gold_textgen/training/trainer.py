@@ -34,6 +34,7 @@ from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
 from ..workflow.provenance import provenance
 from ..workflow.runtime import is_main_process, pick_device
+from . import plateau_schedule as plateau
 from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         seed=job.seed,
         data_seed=job.seed,
         learning_rate=settings["learning_rate"],
-        lr_scheduler_type=settings["lr_scheduler"],
+        lr_scheduler_type=plateau.STAND_IN if settings["lr_scheduler"] == plateau.NAME else settings["lr_scheduler"],
         warmup_steps=settings["warmup_steps"],
         weight_decay=settings["weight_decay"],
         adam_beta2=settings["adam_beta2"],
@@ -178,10 +179,21 @@ def resume_from(job: TrainingJob, inputs: dict[str, Path | None]) -> str | None:
     return checkpoint
 
 
-def early_stopping(settings: dict) -> EarlyStoppingCallback:
-    return EarlyStoppingCallback(
-        early_stopping_patience=settings["early_stopping_patience"], early_stopping_threshold=settings["early_stopping_threshold"]
-    )
+def early_stopping(settings: dict) -> list[EarlyStoppingCallback]:
+    """Early stopping on the dev metric, unless `early_stopping_patience` is null (train to max_steps)."""
+    if settings["early_stopping_patience"] is None:
+        return []
+    return [
+        EarlyStoppingCallback(
+            early_stopping_patience=settings["early_stopping_patience"], early_stopping_threshold=settings["early_stopping_threshold"]
+        )
+    ]
+
+
+def learning_rate_callbacks(settings: dict, metric: str) -> tuple[plateau.PlateauHalving | None, list]:
+    """The plateau schedule the settings ask for (None otherwise) and the callback that feeds it."""
+    schedule = plateau.plateau_schedule(settings)
+    return schedule, ([plateau.HalvingOnPlateau(schedule, metric)] if schedule else [])
 
 
 def job_settings(job: TrainingJob) -> dict:
@@ -201,11 +213,13 @@ def build_trainer(
     arguments: Seq2SeqTrainingArguments | None = None,
     **trainer_options,
 ) -> Seq2SeqTrainer:
-    """The trainer of one job: `settings`' arguments, the task's dev metric, early stopping, then
+    """The trainer of one job: `settings`' arguments, the task's dev metric, early stopping and the
+    plateau schedule when asked for (the trainer class must mix in PlateauScheduled), then
     `callbacks` (they write their part of a checkpoint), then the completion marker (a checkpoint is
     complete once every part is in it), then the job's own callbacks (progress, experiment trackers)."""
     train_set, valid_set = datasets
-    return trainer_class(
+    schedule, schedule_callbacks = learning_rate_callbacks(settings, job.task["metric"])
+    trainer = trainer_class(
         model=model,
         args=arguments or training_arguments(settings, job),
         data_collator=collator,
@@ -213,10 +227,12 @@ def build_trainer(
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
-        callbacks=[early_stopping(settings), *callbacks, CheckpointCompletion(), *job.callbacks],
+        callbacks=[*early_stopping(settings), *schedule_callbacks, *callbacks, CheckpointCompletion(), *job.callbacks],
         max_tokens=settings["max_tokens"],
         **trainer_options,
     )
+    trainer.plateau_schedule = schedule
+    return trainer
 
 
 def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:
