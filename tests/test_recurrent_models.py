@@ -141,7 +141,7 @@ def exhaustive_best(model, input_ids: torch.Tensor, config: GenerationConfig, le
     """The best output by enumeration: every sequence of producible tokens ending in EOS (not before
     min_length), or cut at the length limit, scored sum log p / length ** length_penalty."""
     eos, start = model.config.eos_token_id, model.config.decoder_start_token_id
-    tokens = [t for t in range(model.config.output_size) if t not in (model.config.pad_token_id, start, eos)]
+    tokens = [t for t in range(model.config.output_size) if t not in (model.config.pad_token_id, start, eos, model.config.unk_token_id)]
     tokens = [t for t in tokens if t < model.config.vocab_size or t in input_ids.tolist()[0]]
     longest = config.max_length - 1
     candidates = [[*prefix, eos] for n in range(longest) for prefix in itertools.product(tokens, repeat=n)]
@@ -180,6 +180,27 @@ def test_a_batch_decodes_as_its_inputs_one_by_one(decoder):
     together = generate_texts(model, tokenizer, records, config, 8, 12)
     alone = [generate_texts(model, tokenizer, [record], config, 8, 12)[0] for record in records]
     assert together == alone
+
+
+@pytest.mark.parametrize("decoder", [{"num_beams": 1}, {"num_beams": 3}, {"do_sample": True, "top_k": 5}, {"do_sample": True, "top_k": 0}])
+def test_unk_is_never_generated_even_when_the_model_prefers_it(decoder, monkeypatch):
+    """FocusSeq2Seq forbids UNK in every search; an unknown source word is still copied (its placeholder)."""
+    torch.manual_seed(1)
+    tokenizer = train_tokenizer(["a b c d e f"], copy_slots=4)
+    model = initial_model(tiny_recurrent("pointer_generator"), tokenizer).eval()
+    step = model.step
+
+    def prefers_unk(*args, **kwargs):
+        log_probs, state, extra = step(*args, **kwargs)
+        return log_probs.index_add(1, torch.tensor([model.config.unk_token_id]), torch.full_like(log_probs[:, :1], 50.0)), state, extra
+
+    monkeypatch.setattr(model, "step", prefers_unk)
+    records = [{"id": i, "source": s, "target": ""} for i, s in enumerate(["a b zz", "e yy f", "c"])]
+    config = generation_config(model, LENGTHS, decoder)
+    ids = [tokenizer(r["source"])["input_ids"] for r in records]
+    outputs = model.generate(input_ids=torch.tensor([i + [tokenizer.pad_token_id] * (4 - len(i)) for i in ids]), generation_config=config)
+    assert model.config.unk_token_id not in outputs.tolist()[0] + outputs.tolist()[1] + outputs.tolist()[2]
+    assert all(generate_texts(model, tokenizer, records, config, 8, 12, 1))  # the best allowed tokens, not empty outputs
 
 
 def test_token_features_reach_the_model_and_bad_tags_name_the_record():
@@ -304,3 +325,40 @@ def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
         gradients = torch.cat([p.grad.flatten() for p in model.parameters() if p.grad is not None])
         assert torch.isfinite(value), loss
         assert torch.isfinite(gradients).all() and gradients.abs().sum() > 0, loss
+
+
+def test_a_fresh_nqg_pp_is_initialised_as_focusseq2seq_does():
+    """train.py: vectors ~ N(0, 6 / (1 + n)), matrices Xavier-normal with gain sqrt(3); sample std within 10%."""
+    torch.manual_seed(0)
+    model = paper_sized("nqg_pp", 20000, feature_sizes=feature_sizes(["answer", "case", "pos", "ner"]))
+    checked = 0
+    for name, parameter in model.named_parameters():
+        if name == "attention.bias":  # [1, 1, A] there: Xavier over that shape
+            expected = math.sqrt(3 / parameter.numel())
+        elif parameter.dim() == 1:
+            expected = math.sqrt(6 / (1 + parameter.shape[0]))
+        else:
+            fan_out, fan_in = parameter.shape[0], parameter.shape[1]
+            expected = math.sqrt(3) * math.sqrt(2 / (fan_in + fan_out))
+        if parameter.numel() >= 400:  # enough draws for a 10% bound on the sample std
+            assert parameter.std().item() == pytest.approx(expected, rel=0.1), name
+            assert abs(parameter.mean().item()) < 0.2 * expected, name
+            checked += 1
+    assert checked >= 15 and model.output_projection.weight is model.embeddings.weight  # tied: one initialisation
+
+
+def test_a_fresh_pointer_generator_is_initialised_as_focusseq2seq_does():
+    """utils/initializer.py: embeddings and bridges N(0, 1e-4); LSTM weights U(-0.02, 0.02), biases 0 with
+    the forget gate's quarter at 1; the attention bias torch.randn."""
+    torch.manual_seed(0)
+    model = paper_sized("pointer_generator", 5000, coverage=True)
+    for name in ("embeddings.weight", "bridge.weight", "bridge.bias", "bridge_cell.weight", "bridge_cell.bias"):
+        assert model.get_parameter(name).std().item() == pytest.approx(1e-4, rel=0.1), name
+    for lstm in (model.encoder, model.decoder_cell):
+        for name, parameter in lstm.named_parameters():
+            if name.startswith("weight_"):
+                assert parameter.abs().max().item() <= 0.02 and parameter.std().item() == pytest.approx(0.02 / math.sqrt(3), rel=0.05)
+            else:
+                quarter = parameter.shape[0] // 4
+                assert parameter[quarter : 2 * quarter].eq(1).all() and parameter[:quarter].eq(0).all() and parameter[2 * quarter :].eq(0).all()
+    assert model.attention.bias.std().item() == pytest.approx(1.0, rel=0.15)

@@ -30,6 +30,7 @@ encoder's final cell state to the decoder's (FocusSeq2Seq feeds it the hidden st
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -162,9 +163,45 @@ class RecurrentSeq2SeqModel(PreTrainedModel, GenerationMixin):
         return self.output_projection
 
     def _init_weights(self, module: nn.Module) -> None:
-        """PyTorch's own initialisation (as FocusSeq2Seq, without GloVe); transformers' N(0, 0.02) is not
-        what these models were tuned with. Only the attention bias, a bare parameter, is set here."""
-        if isinstance(module, AdditiveAttention):
+        """FocusSeq2Seq's initialisation (train.py lines 69-86, without GloVe), per model:
+
+        NQG++: every parameter, a vector ~ N(0, 6 / (1 + n)) and a matrix Xavier-normal with gain sqrt(3); the
+        attention bias, a [1, 1, A] tensor there, is Xavier-normal over that shape: N(0, 3 / A).
+        Pointer-generator (utils/initializer.py): word embeddings and both bridges (weights and biases)
+        ~ N(0, 1e-4^2); the encoder LSTM and the decoder LSTM cell ~ U(-0.02, 0.02) with biases 0 but the forget
+        gate's 1 (in both bias vectors); the rest PyTorch's defaults, the attention bias ~ N(0, 1) (torch.randn)."""
+        if self.config.uses_lstm:
+            self._init_pointer_generator(module)
+        elif isinstance(module, AdditiveAttention):
+            nn.init.normal_(module.bias, std=math.sqrt(3 / module.bias.numel()))
+            self._init_nqg(module, skip=("bias",))
+        else:
+            self._init_nqg(module)
+
+    @staticmethod
+    def _init_nqg(module: nn.Module, skip: tuple[str, ...] = ()) -> None:
+        for name, parameter in module.named_parameters(recurse=False):
+            if name in skip:
+                continue
+            if parameter.dim() == 1:
+                nn.init.normal_(parameter, std=math.sqrt(6 / (1 + parameter.shape[0])))
+            else:
+                nn.init.xavier_normal_(parameter, gain=math.sqrt(3))
+
+    def _init_pointer_generator(self, module: nn.Module) -> None:
+        if module is self.embeddings or module is self.bridge or module is getattr(self, "bridge_cell", None):
+            for parameter in module.parameters(recurse=False):
+                nn.init.normal_(parameter, std=1e-4)
+        elif isinstance(module, (nn.LSTM, nn.LSTMCell)):
+            for name, parameter in module.named_parameters(recurse=False):
+                if name.startswith("weight_"):
+                    nn.init.uniform_(parameter, -0.02, 0.02)
+                elif name.startswith("bias_"):
+                    size = parameter.shape[0]
+                    with torch.no_grad():
+                        parameter.zero_()
+                        parameter[size // 4 : size // 2] = 1.0  # PyTorch's gate order: input, forget, cell, output
+        elif isinstance(module, AdditiveAttention):
             nn.init.normal_(module.bias, std=1.0)
 
     # -- encoder -------------------------------------------------------------------------------------

@@ -36,14 +36,16 @@ def select_rows(state: dict[str, torch.Tensor], index: torch.Tensor) -> dict[str
 
 
 def producible(model, source_ids: torch.Tensor) -> torch.Tensor:
-    """[N, output_size] True where a token may be emitted: the generator's words except padding and the
-    start token, and the copy placeholders this row's source holds."""
+    """[N, output_size] True where a token may be emitted: the generator's words except padding, the start
+    token and <unk> (FocusSeq2Seq forbids UNK in greedy, sampling and beam search, layers/decoder.py lines
+    303, 670 and 701; an unknown source word is still copied, through its placeholder), and the copy
+    placeholders this row's source holds."""
     config = model.config
     allowed = torch.zeros(source_ids.shape[0], config.output_size, dtype=torch.bool, device=source_ids.device)
     allowed[:, : config.vocab_size] = True
     if config.copy:
         allowed.scatter_(1, source_ids, True)
-    allowed[:, [config.pad_token_id, config.decoder_start_token_id]] = False
+    allowed[:, [config.pad_token_id, config.decoder_start_token_id, config.unk_token_id]] = False
     return allowed
 
 
