@@ -15,6 +15,7 @@ rule main_table:
     input:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
+        training=per_task(rules.training_curves.output.summary),
     output:
         csv="results/tables/main.csv",
         html=report(
@@ -28,6 +29,7 @@ rule main_table:
     benchmark:
         "logs/benchmarks/main_table/main_table.tsv"
     params:
+        tasks=EXPERIMENT["tasks"],
         families=task_families,
     script:
         "../workflow_scripts/main_table.py"
@@ -38,6 +40,7 @@ rule table1:
     input:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
+        training=per_task(rules.training_curves.output.summary),
     output:
         csv="results/tables/table1_main.csv",
         html=report(
@@ -51,6 +54,7 @@ rule table1:
     benchmark:
         "logs/benchmarks/table1/table1.tsv"
     params:
+        tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         families=task_families,
     script:
@@ -83,7 +87,8 @@ rule significance:
 # snakemake --cores all results/tables/table2_decoding.csv
 rule table2:
     input:
-        sweep_scores,
+        scores=sweep_scores,
+        training=per_task(rules.training_curves.output.summary),
     output:
         csv="results/tables/table2_decoding.csv",
         html=report(
@@ -97,6 +102,7 @@ rule table2:
     benchmark:
         "logs/benchmarks/table2/table2.tsv"
     params:
+        tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         families=task_families,
         decoders=EXPERIMENT["sweep_decoders"],
@@ -109,6 +115,7 @@ rule objectives_table:
     input:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
+        training=per_task(rules.training_curves.output.summary),
         sweep=sweep_scores,
         diversity=per_task_diversity,
     output:
@@ -138,7 +145,8 @@ rule objectives_table:
 # snakemake --cores all results/tables/table4_on_policy.csv   (configs/on_policy.yaml)
 rule table4:
     input:
-        main_table_scores,
+        scores=main_table_scores,
+        training=per_task(rules.training_curves.output.summary),
     output:
         csv="results/tables/table4_on_policy.csv",
         html=report(
@@ -152,6 +160,7 @@ rule table4:
     benchmark:
         "logs/benchmarks/table4/table4.tsv"
     params:
+        tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         starts=on_policy_setting("start_from"),
         reward_metrics=on_policy_setting("reward_metric"),

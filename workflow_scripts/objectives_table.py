@@ -5,6 +5,8 @@ import pandas as pd
 from gold_textgen.analysis.objectives_table import objectives_table, write_objectives
 from gold_textgen.analysis.significance import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
+from gold_textgen.analysis.unconverged_marks import note as unconverged_note
+from gold_textgen.analysis.unconverged_marks import unconverged_seeds, with_unconverged_marks
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
@@ -13,8 +15,10 @@ with log_to_file(snakemake.log[0]):
     sweep = load_scores(snakemake.input.sweep) if snakemake.input.sweep else None
     diversity = {task: pd.read_csv(path) for task, path in zip(snakemake.params.tasks, snakemake.input.diversity, strict=True)}
     significance = pd.read_csv(snakemake.input.significance)
+    unconverged = unconverged_seeds(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
     table = with_significance(objectives_table(scores, sweep, diversity, snakemake.params.task_metrics), significance)
-    footer = scoring_note(scores) + note(significance)
+    table = with_unconverged_marks(table, unconverged)
+    footer = scoring_note(scores) + note(significance) + unconverged_note(unconverged)
     write_objectives(table, snakemake.output.csv, snakemake.output.markdown, snakemake.output.figure, footer)
     write_html_table(
         snakemake.output.html,

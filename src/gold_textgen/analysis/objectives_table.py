@@ -19,6 +19,7 @@ from .figures import save, shared_legend
 from .markdown import markdown_table
 from .significance import BASELINES, significance_columns
 from .tables import average_sample_runs
+from .unconverged_marks import COLUMN
 
 DISTINCT_ORDER = 2
 SAMPLER = "topk20"
@@ -110,6 +111,8 @@ def to_markdown(table: pd.DataFrame) -> str:
     ]
     compared = significance_columns(table)
     headers += [f"vs {BASELINES[column.removeprefix('vs_')]}" for column in compared]
+    if COLUMN in table.columns and table[COLUMN].astype(bool).any():
+        compared, headers = [*compared, COLUMN], [*headers, "MLE unconverged (seeds)"]
     rows = [
         [
             row["task"],

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from matplotlib.figure import Figure
 
+from ..workflow.convergence import run_summary
 from ..workflow.files import write_csv
 from .figures import save
 from .objective_names import color, label
@@ -23,31 +23,17 @@ CURVES = ("dev_metric", "train_loss", "mean_weight", "mean_return")
 
 
 def run_curves(model_dir: str | Path) -> tuple[pd.DataFrame, dict]:
-    """One run's curves (step, curve, value) and its summary (metric, cap, selected and last step)."""
+    """One run's curves (step, curve, value) and its summary (convergence.run_summary)."""
     model_dir = Path(model_dir)
-    provenance = json.loads((model_dir / "provenance.json").read_text())
-    cap = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]["max_steps"]
-    metric = f"eval_{provenance['metric']}"
-    keys = {"dev_metric": metric, "train_loss": "loss", "mean_weight": "mean_weight", "mean_return": "mean_return"}
+    summary = run_summary(model_dir)
+    keys = {"dev_metric": f"eval_{summary['metric']}", "train_loss": "loss", "mean_weight": "mean_weight", "mean_return": "mean_return"}
     rows = [
         {"step": entry["step"], "curve": curve, "value": float(entry[key])}
         for entry in json.loads((model_dir / "log_history.json").read_text())
         for curve, key in keys.items()
         if key in entry
     ]
-    curves = pd.DataFrame(rows, columns=["step", "curve", "value"])
-    evaluations = curves[curves["curve"] == "dev_metric"]["step"]
-    selected = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
-    last = int(evaluations.max()) if len(evaluations) else None
-    summary = {
-        "metric": provenance["metric"],
-        "max_steps": cap,
-        "global_step": provenance["global_step"],
-        "selected_step": selected,
-        "last_eval_step": last,
-        "still_improving": selected is not None and selected == last and provenance["global_step"] >= cap,
-    }
-    return curves, summary
+    return pd.DataFrame(rows, columns=["step", "curve", "value"]), summary
 
 
 def training_curves(models: Mapping[tuple[str, int], str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:

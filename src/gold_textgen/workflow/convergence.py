@@ -1,0 +1,75 @@
+"""Whether a finished training run had converged, read from its model folder alone (`provenance.json`,
+`resolved_config.yaml`, `log_history.json`), and the guard that keeps fine-tuning off an MLE model whose
+step cap stopped it while it still improved: a gain of the fine-tuned model over such a starting point
+measures the training budget left over, not the objective."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import yaml
+
+log = logging.getLogger(__name__)
+
+# How many of the last dev evaluations a message shows.
+SHOWN_EVALUATIONS = 4
+
+
+class UnconvergedStart(RuntimeError):
+    """Fine-tuning asked to start from an MLE run that was still improving at its step cap."""
+
+
+def dev_evaluations(model_dir: str | Path, metric: str) -> list[tuple[int, float]]:
+    """(update, dev metric) of every evaluation of the run, in order."""
+    history = json.loads((Path(model_dir) / "log_history.json").read_text())
+    key = f"eval_{metric}"
+    return [(int(entry["step"]), float(entry[key])) for entry in history if key in entry]
+
+
+def run_summary(model_dir: str | Path) -> dict:
+    """The run's dev metric, step cap, updates made, selected and last evaluated update, and
+    `still_improving`: the cap stopped it with its best checkpoint at its last evaluation (a run that early
+    stopping or a schedule ended is not, whatever its last evaluation)."""
+    model_dir = Path(model_dir)
+    provenance = json.loads((model_dir / "provenance.json").read_text())
+    cap = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]["max_steps"]
+    evaluations = dev_evaluations(model_dir, provenance["metric"])
+    selected = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
+    last = evaluations[-1][0] if evaluations else None
+    return {
+        "metric": provenance["metric"],
+        "max_steps": cap,
+        "global_step": provenance["global_step"],
+        "selected_step": selected,
+        "last_eval_step": last,
+        "still_improving": selected is not None and selected == last and provenance["global_step"] >= cap,
+    }
+
+
+def unconverged_message(model_dir: str | Path) -> str | None:
+    """Why fine-tuning should not start from the run in `model_dir`, or None when it converged."""
+    summary = run_summary(model_dir)
+    if not summary["still_improving"]:
+        return None
+    shown = dev_evaluations(model_dir, summary["metric"])[-SHOWN_EVALUATIONS:]
+    trail = ", ".join(f"{value:.2f} at {step}" for step, value in shown)
+    return (
+        f"the starting MLE run {model_dir} was still improving when its step cap stopped it (max_steps "
+        f"{summary['max_steps']}; its last dev {summary['metric']} evaluations: {trail}; the best is the last), so a "
+        "fine-tuned model would gain from the training MLE had left to do. Raise the task's mle.max_steps, or let a "
+        "schedule end it (mle.lr_scheduler: halve_on_plateau with max_epochs), then rebuild the MLE model; or set "
+        "experiment.allow_unconverged_mle: true to fine-tune anyway (the tables then mark these rows)"
+    )
+
+
+def require_converged_start(start_dir: str | Path, starts_from_mle: bool, allowed: bool) -> None:
+    """Stop a fine-tuning job whose starting MLE run was still improving at its cap, unless `allowed`
+    (then log a warning). A start from another objective was checked when that objective trained."""
+    message = unconverged_message(start_dir) if starts_from_mle else None
+    if message is None:
+        return
+    if not allowed:
+        raise UnconvergedStart(message)
+    log.warning("WARNING: %s (allowed by experiment.allow_unconverged_mle)", message.split("; or set")[0])

@@ -1,0 +1,63 @@
+"""No fine-tuning from an MLE run that its step cap stopped while it still improved, unless the experiment
+allows it; then every table marks the rows built on it."""
+
+import json
+import logging
+
+import pandas as pd
+import pytest
+import yaml
+
+from gold_textgen.analysis.unconverged_marks import COLUMN, note, unconverged_seeds, with_unconverged_marks
+from gold_textgen.workflow.convergence import UnconvergedStart, require_converged_start, run_summary
+
+
+def finished_run(folder, dev_bleu, cap, best_step=None, global_step=None):
+    """A model folder as run_and_save writes it: one dev evaluation every 100 updates."""
+    folder.mkdir(parents=True)
+    steps = [100 * (i + 1) for i in range(len(dev_bleu))]
+    best = best_step or steps[max(range(len(dev_bleu)), key=lambda i: (dev_bleu[i], -i))]
+    history = [{"step": step, "eval_bleu": value} for step, value in zip(steps, dev_bleu, strict=True)]
+    (folder / "log_history.json").write_text(json.dumps(history))
+    provenance = {"metric": "bleu", "best_checkpoint": f"checkpoint-{best}", "global_step": global_step or steps[-1]}
+    (folder / "provenance.json").write_text(json.dumps(provenance))
+    (folder / "resolved_config.yaml").write_text(yaml.safe_dump({"training": {"max_steps": cap}}))
+    return folder
+
+
+def test_a_run_stopped_by_its_cap_at_its_best_evaluation_stops_fine_tuning_with_the_fixes(tmp_path):
+    run = finished_run(tmp_path / "results/models/demo/mle/seed2", [10.0, 12.5, 13.0, 14.25, 15.5], cap=500)
+    assert run_summary(run)["still_improving"]
+    with pytest.raises(UnconvergedStart) as stopped:
+        require_converged_start(run, starts_from_mle=True, allowed=False)
+    message = str(stopped.value)
+    assert str(run) in message and "12.50 at 200, 13.00 at 300, 14.25 at 400, 15.50 at 500" in message
+    assert "mle.max_steps" in message and "halve_on_plateau" in message and "allow_unconverged_mle: true" in message
+
+
+def test_allowed_it_warns_and_a_converged_or_non_mle_start_passes_silently(tmp_path, caplog):
+    improving = finished_run(tmp_path / "improving", [10.0, 12.0], cap=200)
+    with caplog.at_level(logging.WARNING):
+        require_converged_start(improving, starts_from_mle=True, allowed=True)
+    assert "still improving" in caplog.text and "allowed by experiment.allow_unconverged_mle" in caplog.text
+    require_converged_start(improving, starts_from_mle=False, allowed=False)  # GOLD+PG from GOLD-s: checked there
+    early_stopped = finished_run(tmp_path / "early", [10.0, 12.0, 11.0, 11.5], cap=1000)
+    plateaued_at_cap = finished_run(tmp_path / "plateau", [10.0, 12.0, 11.0, 11.5], cap=400)
+    for run in (early_stopped, plateaued_at_cap):
+        assert not run_summary(run)["still_improving"]
+        require_converged_start(run, starts_from_mle=True, allowed=False)
+
+
+def test_tables_mark_the_rows_of_seeds_whose_mle_was_still_improving(tmp_path):
+    summary = pd.DataFrame(
+        {"objective": ["mle", "mle", "gold_s", "mle"], "seed": [1, 2, 1, 3], "still_improving": [True, False, True, True]}
+    )
+    summary.to_csv(tmp_path / "demo.csv", index=False)
+    pd.DataFrame({"objective": ["mle"], "seed": [1], "still_improving": [False]}).to_csv(tmp_path / "other.csv", index=False)
+    seeds = unconverged_seeds({"demo": tmp_path / "demo.csv", "other": tmp_path / "other.csv"})
+    assert seeds == {"demo": [1, 3]}  # GOLD-s still improving at its own cap is not an unconverged start
+    table = pd.DataFrame({"task": ["demo"] * 4 + ["other"], "seed": ["1", "2", "3", "mean", "1"]})
+    assert with_unconverged_marks(table, seeds)[COLUMN].tolist() == ["yes", "", "yes", "1, 3", ""]
+    per_objective = pd.DataFrame({"task": ["demo", "other"], "objective": ["gold_s", "gold_s"]})
+    assert with_unconverged_marks(per_objective, seeds)[COLUMN].tolist() == ["1, 3", ""]
+    assert "demo: seed 1, 3" in note(seeds) and note({}) == ""
