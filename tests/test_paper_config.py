@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
 from test_workflow import job_counts
+from transformers import GenerationConfig
 
+from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.description import model_family
 from gold_textgen.training.trainer import accumulation_steps
 from gold_textgen.workflow.resources import size_class, stage_request
@@ -137,14 +140,33 @@ def test_each_task_decodes_with_the_papers_beam_and_lengths(paper):
         task: (paper["tasks"][task]["generation"]["max_new_tokens"], paper["tasks"][task]["generation"]["min_new_tokens"]) for task in beams
     }
     assert lengths == {
-        "nqg_standard": (30, 1),
-        "cnndm_standard": (120, 35),
+        "nqg_standard": (30, 0),
+        "cnndm_standard": (120, 0),
         "nqg": (35, 5),
         "cnndm": (140, 55),
         "xsum": (60, 10),
         "iwslt14": (200, 1),
     }
     assert decoding_view(task_config(paper, "cnndm"))["generation"]["length_penalty"] == 2.0
+
+
+@pytest.mark.parametrize("task", ["nqg_standard", "cnndm_standard"])
+def test_the_standard_models_decode_with_focusseq2seqs_lengths_per_decoder(paper, task):
+    """layers/decoder.py: CNN/DM's minimum of 35 tokens inside beam search only, none for greedy and sampling;
+    beam_search.py: raw sums of log-probabilities, a beam ends once K hypotheses have ended."""
+    model = SimpleNamespace(generation_config=GenerationConfig())
+    generation = decoding_view(task_config(paper, task))["generation"]
+    sweep = paper["experiment"]["sweep_decoders"]
+    configs = {name: generation_config(model, generation, decoder_view(paper, task, name)) for name in sweep}
+    minimum = 35 if task == "cnndm_standard" else 0
+    assert {name: config.min_length - 1 for name, config in configs.items()} == {
+        "greedy": 0,
+        "beam3": minimum,
+        "beam5": minimum,
+        "topk5": 0,
+        "topk20": 0,
+    }
+    assert all(configs[name].length_penalty == 0.0 and configs[name].early_stopping is True for name in ("beam3", "beam5"))
 
 
 def test_the_papers_tasks_get_the_resources_of_their_size(paper):

@@ -362,3 +362,16 @@ def test_a_fresh_pointer_generator_is_initialised_as_focusseq2seq_does():
                 quarter = parameter.shape[0] // 4
                 assert parameter[quarter : 2 * quarter].eq(1).all() and parameter[:quarter].eq(0).all() and parameter[2 * quarter :].eq(0).all()
     assert model.attention.bias.std().item() == pytest.approx(1.0, rel=0.15)
+
+
+def test_early_stopping_ends_a_beam_once_num_beams_hypotheses_ended():
+    """FocusSeq2Seq's rule (early_stopping true) against the exact bound: raw sums (length penalty 0)."""
+    from gold_textgen.models.recurrent_search import Finished
+
+    for early_stopping, done_while_a_better_one_runs in ((True, True), (False, False)):
+        finished = Finished(2, 0.0, early_stopping)
+        finished.add([0, 5, 2], -3.0, 2)
+        assert not finished.done(best_running=-1.0, generated=2, most_generated=10)
+        finished.add([0, 6, 2], -4.0, 2)
+        assert finished.done(best_running=-1.0, generated=3, most_generated=10) == done_while_a_better_one_runs
+        assert finished.done(best_running=-5.0, generated=3, most_generated=10)

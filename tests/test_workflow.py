@@ -251,7 +251,7 @@ def test_main_table_is_built_from_the_scores(tiny_run):
         rows = table[table["objective"] == objective]
         assert list(rows["seed"]) == ["1", "mean"]
         assert rows.iloc[0]["bleu"] == pytest.approx(scores["bleu"], abs=1e-4)
-    assert "| demo | transformer | mle | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
+    assert "| demo | transformer | mle | baseline | test | greedy | mean |" in (tiny_run / "results/tables/main.md").read_text()
 
 
 def test_table1_lists_mle_then_the_gold_objectives(tiny_run):

@@ -17,6 +17,10 @@ from ..models.copy_slots import copy_slots
 log = logging.getLogger(__name__)
 
 
+# Length settings a decoder may set for itself (FocusSeq2Seq: a minimum length inside beam search only).
+DECODER_LENGTH_KEYS = ("min_new_tokens", "length_penalty")
+
+
 def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
     """Limit output lengths to the task's settings, counted as fairseq counts `max_len_b` and `min_len`.
 
@@ -37,12 +41,15 @@ def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
 
 def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -> GenerationConfig:
     """The model's generation config with the task's length settings and the decoder's search settings;
-    `generation` may leave out the length penalty (a training job's view has none: it samples, and only
-    a beam reads it)."""
+    a decoder's own length settings (a task's `decoder_overrides`) replace the task's for it. `generation`
+    may leave out the length penalty (a training job's view has none: it samples, and only a beam reads it)."""
     config = GenerationConfig.from_dict(model.generation_config.to_dict())
+    generation = {**generation, **{key: decoder[key] for key in DECODER_LENGTH_KEYS if key in decoder}}
     apply_length_settings(config, generation)
     if "length_penalty" in generation:
         config.length_penalty = generation["length_penalty"]
+    if "early_stopping" in decoder:
+        config.early_stopping = decoder["early_stopping"]
     config.num_beams = decoder.get("num_beams", 1)
     config.do_sample = decoder.get("do_sample", False)
     for key in ("top_k", "top_p", "temperature"):

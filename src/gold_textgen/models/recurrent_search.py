@@ -10,7 +10,7 @@ Beam search keeps `num_beams` running hypotheses per input, takes the best 2 x n
 step, finishes a hypothesis at EOS (when its rank is below num_beams), scores finished hypotheses by
 sum log p / (generated tokens incl. EOS) ** length_penalty, and stops an input once it has num_beams
 finished hypotheses that no running one can still beat (the exact bound: transformers' early_stopping
-"never").
+"never"), or, with early_stopping true, as soon as it has num_beams finished hypotheses (FocusSeq2Seq).
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def sample_or_greedy(model, encoded, state: dict, config: GenerationConfig) -> t
 class Finished:
     """The finished hypotheses of one input, best first, at most `size` of them."""
 
-    def __init__(self, size: int, length_penalty: float):
-        self.size, self.length_penalty = size, length_penalty
+    def __init__(self, size: int, length_penalty: float, early_stopping: bool = False):
+        self.size, self.length_penalty, self.early_stopping = size, length_penalty, early_stopping
         self.hypotheses: list[tuple[float, list[int]]] = []
 
     def add(self, tokens: list[int], sum_logprobs: float, generated: int) -> None:
@@ -123,6 +123,8 @@ class Finished:
         tokens for a positive length penalty and at `generated` tokens otherwise."""
         if len(self.hypotheses) < self.size:
             return False
+        if self.early_stopping:  # FocusSeq2Seq's and fairseq's rule: num_beams hypotheses have ended
+            return True
         length = most_generated if self.length_penalty > 0 else generated
         return best_running / length**self.length_penalty <= self.hypotheses[-1][0]
 
@@ -139,7 +141,7 @@ def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.
     scores[:, 1:] = float("-inf")  # every beam starts as the same hypothesis: expand only the first
     sequences = torch.full((inputs * beams, 1), start, dtype=torch.long, device=device)
     length_penalty = 1.0 if config.length_penalty is None else config.length_penalty  # generate()'s default
-    finished = [Finished(beams, length_penalty) for _ in range(inputs)]
+    finished = [Finished(beams, length_penalty, config.early_stopping is True) for _ in range(inputs)]
     done = [False] * inputs
     most_generated = max_length(config) - 1
     for generated in range(1, most_generated + 1):
