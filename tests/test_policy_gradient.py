@@ -90,3 +90,24 @@ def test_sampled_labels_end_at_the_first_eos():
     eos, pad = 2, 1
     tokens = torch.tensor([[5, 6, eos, pad, pad], [5, eos, 7, eos, pad], [5, 6, 7, 8, 9]])
     assert sampled_labels(tokens, eos, pad).tolist() == [[5, 6, eos, -100, -100], [5, eos, -100, -100, -100], [5, 6, 7, 8, 9]]
+
+
+@pytest.mark.parametrize("task_lengths", [False, True])
+def test_samples_come_from_the_policy_unless_the_task_lengths_are_asked_for(task_lengths):
+    """A minimum length or a no-repeat rule changes the distribution samples are drawn from: by default only
+    the maximum length limits them; `sample_with_task_lengths: true` applies the task's rules as decoding does."""
+    from types import SimpleNamespace
+
+    from conftest import tiny_task
+    from settings import objective_settings
+    from transformers import GenerationConfig
+
+    from gold_textgen.training.fine_tune import on_policy_sampling
+
+    task = tiny_task(TINY_MODEL)
+    task["generation"].update(max_new_tokens=40, min_new_tokens=5, no_repeat_ngram_size=3)
+    objective = objective_settings(loss="policy_gradient", baseline=0.05, sample_with_task_lengths=task_lengths)
+    sampling = on_policy_sampling(task, objective, SimpleNamespace(generation_config=GenerationConfig()), tokenizer=None)
+    config = sampling.generation
+    assert (config.do_sample, config.top_k, config.max_length) == (True, 0, 42)
+    assert (config.min_length, config.no_repeat_ngram_size) == ((6, 3) if task_lengths else (1, 0))

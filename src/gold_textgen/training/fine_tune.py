@@ -80,10 +80,15 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
 
 
 def on_policy_sampling(task: dict, objective: ObjectiveSettings, model, tokenizer) -> OnPolicySampling:
-    """Sampling with the decoders' code and the task's length limits (pure sampling: top-k off), rewards
-    by the task metric as the tables score it, and the objective's baseline."""
+    """Sampling with the decoders' code (pure sampling: top-k off), rewards by the task metric as the tables
+    score it, and the objective's baseline. Samples come from the policy itself, limited by the maximum
+    length only: a minimum length or a no-repeat n-gram rule would draw them from another distribution and
+    bias REINFORCE's gradient (the task's rules apply when `sample_with_task_lengths` asks for them)."""
     decoder = {"do_sample": True, "top_k": 0}
-    generation = generation_config(model, task["generation"], decoder)
+    lengths = task["generation"]
+    if not objective.sample_with_task_lengths:
+        lengths = {**lengths, "min_new_tokens": 0, "no_repeat_ngram_size": 0}
+    generation = generation_config(model, lengths, decoder)
     generation.num_return_sequences = objective.samples_per_input
     metric, scoring = objective.reward_metric or task["metric"], metrics.Scoring.of_task(task)
 

@@ -33,6 +33,7 @@ class ObjectiveSettings:
     baseline_margin: float | None  # policy gradient: moving-average baseline minus this margin
     samples_per_input: int | None  # policy gradient
     reward_metric: str | None  # policy gradient: None for the task metric
+    sample_with_task_lengths: bool | None  # policy gradient: samples under the task's length rules (False: from pi)
     kl_weight: float | None  # ASFT: lambda of the KL anchor
     clip_low: float | None  # PSFT: the ratio's clip range [1 - clip_low, 1 + clip_high]
     clip_high: float | None

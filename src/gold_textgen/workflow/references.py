@@ -21,7 +21,7 @@ LOSS_SETTINGS = {
     "mixce": ("mixing_ratio",),
     "loss_truncation": ("drop_fraction", "warmup", "window"),
     "nll": (),
-    "policy_gradient": ("baseline", "baseline_margin", "samples_per_input", "reward_metric"),
+    "policy_gradient": ("baseline", "baseline_margin", "samples_per_input", "reward_metric", "sample_with_task_lengths"),
     "asft": ("kl_weight",),
     "psft": ("clip_low", "clip_high", "sync_every"),  # pi_old is the lagged policy, re-synced every k updates
     "iw_sft": ("temperature", "max_weight"),
