@@ -343,7 +343,7 @@ def trained_models(wildcards):
     """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
     return {
         f"{objective}/{seed}": path(MODEL, task=wildcards.task, objective=objective, seed=seed)
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(wildcards.task)
         for seed in EXPERIMENT["seeds"]
     }
 
@@ -361,7 +361,7 @@ def score_files(split, decoders):
             sample=sample,
         )
         for task in EXPERIMENT["tasks"]
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(task)
         for seed in EXPERIMENT["seeds"]
         for decoder in decoders
         for sample in gold_views.sample_ids(config["decoders"][decoder])
@@ -400,7 +400,7 @@ def significance_runs(wildcards):
             ),
         }
         for task in EXPERIMENT["tasks"]
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(task)
         for seed in EXPERIMENT["seeds"]
     ]
 
@@ -430,7 +430,7 @@ def analysis_generations(wildcards):
     first_run = gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])[:1]
     return {
         objective: analysed_generations(wildcards.task, objective, ANALYSIS["seed"], first_run)[0]
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(wildcards.task)
     }
 
 
@@ -444,7 +444,7 @@ def analysis_token_nll(wildcards):
             seed=ANALYSIS["seed"],
             split=ANALYSIS["split"],
         )
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(wildcards.task)
     }
 
 
@@ -457,7 +457,7 @@ def diversity_runs(wildcards):
             "sample": sample,
             "generations": analysed_generations(wildcards.task, objective, seed, [sample])[0],
         }
-        for objective in EXPERIMENT["objectives"]
+        for objective in task_objectives(wildcards.task)
         for seed in EXPERIMENT["seeds"]
         for sample in gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])
     ]
@@ -475,6 +475,11 @@ def pairwise_generations(wildcards):
             "the examples and the human-evaluation sheet need `mle` and a GOLD objective in experiment.objectives"
         )
     return {"mle": generations["mle"], "gold": generations[ANALYSIS["gold_objective"]]}
+
+
+def task_objectives(task):
+    """The objectives trained for `task`: experiment.objectives, then its experiment.task_objectives."""
+    return gold_views.task_objectives(config, task)
 
 
 def per_task(pattern):
@@ -603,7 +608,7 @@ def paper_comparison_runs(wildcards):
                     ),
                     "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
                 }
-                for objective in EXPERIMENT["objectives"]
+                for objective in task_objectives(task)
                 for seed in EXPERIMENT["seeds"]
                 for sample in gold_views.sample_ids(config["decoders"][decoder])
             ]
@@ -631,26 +636,27 @@ def paper_comparison_inputs(wildcards):
     }
 
 
-def on_policy_objectives():
-    """The experiment's objectives trained with the policy gradient in any of its tasks."""
-    return [
-        name
-        for name in EXPERIMENT["objectives"]
-        if any(
-            config["tasks"][task]["objectives"].get(name, {}).get("loss") == "policy_gradient"
-            for task in EXPERIMENT["tasks"]
+def on_policy_objectives(task=None):
+    """The objectives trained with the policy gradient in `task` (or in any task of the experiment)."""
+    tasks = EXPERIMENT["tasks"] if task is None else [task]
+    return list(
+        dict.fromkeys(
+            name
+            for each in tasks
+            for name in task_objectives(each)
+            if config["tasks"][each]["objectives"].get(name, {}).get("loss") == "policy_gradient"
         )
-    ]
+    )
 
 
 def on_policy_setting(key):
-    """A param function: per task, each on-policy objective's `key` (start_from, reward_metric)."""
+    """A param function: per task, each of its on-policy objectives' `key` (start_from, reward_metric)."""
 
     def settings(wildcards):
         return {
             task: {
                 name: config["tasks"][task]["objectives"][name][key]
-                for name in on_policy_objectives()
+                for name in on_policy_objectives(task)
             }
             for task in EXPERIMENT["tasks"]
         }

@@ -80,3 +80,12 @@ def test_table4_lists_mle_the_starting_models_and_the_on_policy_models_with_delt
     markdown = table4_markdown(table)
     assert "| demo | GOLD-s |  |  | bleu 16.25 ± 0.35 | +1.75 | 2 |" in markdown
     assert "| demo | GOLD+PG | GOLD-s | bleu | bleu 16.75 ± 0.35 | +2.25 | 2 |" in markdown
+
+
+def test_table4_leaves_out_the_tasks_trained_without_on_policy_objectives():
+    rows = score_rows("test", "greedy", {"mle": [14.0, 15.0], "mle_pg": [14.5, 15.0]})
+    other = [{**row, "task": "bart"} for row in score_rows("test", "greedy", {"mle": [20.0, 21.0]})]
+    scores = pd.DataFrame(rows + other)
+    starts, rewards = {"demo": {"mle_pg": "mle"}, "bart": {}}, {"demo": {"mle_pg": None}, "bart": {}}
+    table = table4(scores, {"demo": "bleu", "bart": "bleu"}, starts, rewards)
+    assert set(table["task"]) == {"demo"} and list(table["objective"]) == ["mle", "mle_pg"]

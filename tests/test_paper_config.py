@@ -21,7 +21,8 @@ from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
 PAPER = REPO / "configs" / "paper.yaml"
 # NQG and CNN/DM with standard models (Tables 1-2), then the four of Table 3; MLE, the control, GOLD-delta/p/s
 TASKS, OBJECTIVES, SEEDS = 6, 5, 3
-MODELS = TASKS * OBJECTIVES * SEEDS
+ON_POLICY = 2 * 2 * SEEDS  # [A] Table 4: MLE+PG and GOLD+PG on NQG++ and the pointer-generator
+MODELS = TASKS * OBJECTIVES * SEEDS + ON_POLICY
 # Per model one evaluation job per split: the test split (the task's own decoder), the dev split (the
 # Table 2 sweep and the task decoder for the figures), each with its token NLL and scores.
 EXPECTED_JOBS = {
@@ -31,7 +32,7 @@ EXPECTED_JOBS = {
     "train_tokenizer": 3,  # NQG++'s and the pointer-generator's words, IWSLT14's joint BPE; BART brings its own
     "train_mle": TASKS * SEEDS,
     "cache_rewards": TASKS * SEEDS,
-    "fine_tune": TASKS * (OBJECTIVES - 1) * SEEDS,
+    "fine_tune": TASKS * (OBJECTIVES - 1) * SEEDS + ON_POLICY,
     "evaluate_test": MODELS,
     "evaluate_valid": MODELS,
     "main_table": 1,
@@ -39,6 +40,7 @@ EXPECTED_JOBS = {
     "table2": 1,
     "objectives_table": 1,
     "significance": 1,  # each objective against MLE, for Table 1, the main table and the objectives table
+    "table4": 1,  # on-policy fine-tuning of the standard models
     "paper_comparison": 1,
     **{rule: TASKS for rule in ("nll_histogram", "nll_by_time_step", "exposure_bias", "diversity", "examples", "human_eval_sheet")},
     "training_curves": TASKS,
@@ -188,8 +190,24 @@ def test_the_papers_tasks_get_the_resources_of_their_size(paper):
 
 
 @pytest.mark.workflow
-def test_the_on_policy_overlay_plans_table4_on_the_paper_models(tmp_path):
+def test_the_on_policy_overlay_plans_table4_on_the_bart_models(tmp_path):
     overlay = REPO / "configs" / "paper_on_policy.yaml"
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(PAPER), str(overlay)).stdout)
-    assert counts["train_mle"] == 2 * 3 and counts["fine_tune"] == 2 * 3 * 3  # gold_s, mle_pg, gold_pg per task and seed
+    # per task and seed: the control, gold_s, mle_pg and gold_pg
+    assert counts["train_mle"] == 2 * 3 and counts["fine_tune"] == 2 * 3 * 4
     assert counts["table4"] == 1 and counts["paper_comparison"] == 1
+
+
+def test_table4_runs_on_the_standard_models_as_the_paper_did(paper):
+    """[A] Table 4's MLE+PG and GOLD+PG rows are NQG++ and the pointer-generator, compared with the paper's."""
+    from gold_textgen.workflow.views import task_objectives
+
+    for task in paper["experiment"]["tasks"]:
+        defined = paper["tasks"][task]["objectives"]
+        on_policy = [o for o in task_objectives(paper, task) if defined.get(o, {}).get("loss") == "policy_gradient"]
+        assert on_policy == (["mle_pg", "gold_pg"] if task.endswith("_standard") else []), task
+    for task, metric in (("nqg_standard", "bleu"), ("cnndm_standard", "rouge2")):
+        table4 = [entry for entry in paper["tasks"][task]["paper_results"] if entry["table"] == "4"]
+        assert len(table4) == 1 and set(table4[0]["results"]) == {"mle_pg", "gold_pg"} and table4[0]["family"] == "recurrent"
+        assert paper["tasks"][task]["objectives"]["gold_pg"]["start_from"] == "gold_s"
+        assert all(metric in values for values in table4[0]["results"].values())

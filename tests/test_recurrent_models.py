@@ -377,3 +377,46 @@ def test_early_stopping_ends_a_beam_once_num_beams_hypotheses_ended():
         finished.add([0, 6, 2], -4.0, 2)
         assert finished.done(best_running=-1.0, generated=3, most_generated=10) == done_while_a_better_one_runs
         assert finished.done(best_running=-5.0, generated=3, most_generated=10)
+
+
+def test_policy_gradient_on_a_copy_model_is_reinforce_by_hand_and_scores_the_copied_word(tmp_path, monkeypatch):
+    """Table 4 on the standard models: a sample that copies the source's unknown word `zz` (a placeholder) is
+    scored with `zz`, and the trainer's gradient is -(R - b) grad log p(sample), log p summed step by step
+    through the model's own decoding step (the copy mixture)."""
+    import numpy as np
+
+    from gold_textgen.objectives.policy_gradient import RewardBaseline
+    from gold_textgen.training.on_policy import OnPolicySampling
+
+    torch.manual_seed(0)
+    tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(20))], copy_slots=6)
+    model = initial_model(tiny_recurrent("pointer_generator", coverage=True), tokenizer)
+    dataset = tokenize_records([{"id": 1, "source": "w1 zz w2", "target": "zz w1"}], tokenizer, 12, 12, keep_oov_words=True)
+    batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))([dataset[0]])
+    assert batch["oov_words"] == [["zz"]]
+    placeholder, w1 = CopyVocabulary(tokenizer).slot_ids[0], tokenizer.convert_tokens_to_ids("w1")
+    sample = torch.tensor([[model.config.decoder_start_token_id, placeholder, w1, tokenizer.eos_token_id]])
+    monkeypatch.setattr(model, "generate", lambda **inputs: sample)
+    scored = []
+
+    def reward(hypotheses, references):
+        scored.append((hypotheses, references))
+        return np.array([0.8])
+
+    sampling = OnPolicySampling(generation_config(model, LENGTHS, {"do_sample": True, "top_k": 0}), tokenizer, reward, RewardBaseline(0.3))
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
+    gold = objective_settings(loss="policy_gradient", baseline=0.3)
+    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, gold=gold, sampling=sampling)
+    model.train()
+    trainer.policy_gradient_loss(model, dict(batch)).backward()
+    assert scored == [(["zz w1"], ["zz w1"])]
+    from_trainer = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    encoded, state = model.encode(batch["input_ids"], batch["attention_mask"], {})
+    log_p = 0.0
+    for t in range(sample.shape[1] - 1):
+        log_probs, state, _ = model.step(sample[:, t], state, encoded)
+        log_p = log_p + log_probs[0, sample[0, t + 1]]
+    (-(0.8 - 0.3) * log_p).backward()
+    for by_trainer, parameter in zip(from_trainer, model.parameters(), strict=True):
+        assert torch.allclose(by_trainer, parameter.grad, atol=1e-6, rtol=1e-4)

@@ -59,10 +59,15 @@ def tokenize_records(
     max_source_length: int,
     max_target_length: int,
     features: Sequence[str] = (),
+    keep_oov_words: bool = False,
 ) -> datasets.Dataset:
-    """A `datasets.Dataset` with input_ids, attention_mask, labels and the token features' columns."""
+    """A `datasets.Dataset` with input_ids, attention_mask, labels and the token features' columns; with
+    `keep_oov_words` and copy placeholders, each source's unknown words too (`oov_words`: on-policy training
+    scores samples with the words they copied)."""
     encoded = encode_records(records, tokenizer, max_source_length, max_target_length, features)
     columns = ["input_ids", "attention_mask", "labels", *(FEATURE_COLUMNS[name] for name in features)]
+    if keep_oov_words and copy_slots(tokenizer):
+        columns.append(OOV_WORDS)
     return datasets.Dataset.from_dict({column: [example[column] for example in encoded] for column in columns})
 
 
@@ -73,9 +78,13 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> Iterator[l
         yield order[start : start + batch_size]
 
 
+OOV_WORDS = "oov_words"  # per example, the source words its copy placeholders stand for
+
+
 class PaddedFieldsCollator:
     """Wraps a seq2seq collator: pads the per-token fields it does not know (token features, aligned with
-    input_ids; cached rewards, aligned with labels) to their batch width with 0."""
+    input_ids; cached rewards, aligned with labels) to their batch width with 0, and hands the copy models'
+    `oov_words` on as a list per example."""
 
     def __init__(self, base, source_fields: Sequence[str] = tuple(FEATURE_COLUMNS.values()), label_fields: Sequence[str] = ()):
         self.base = base
@@ -83,7 +92,10 @@ class PaddedFieldsCollator:
 
     def __call__(self, features: list[dict]) -> dict:
         extra = {name: [feature.pop(name) for feature in features] for name in self.fields if name in features[0]}
+        words = [feature.pop(OOV_WORDS) for feature in features] if OOV_WORDS in features[0] else None
         batch = self.base(features)
+        if words is not None:
+            batch[OOV_WORDS] = words
         for name, rows in extra.items():
             width = batch[self.fields[name]].shape[1]
             dtype = torch.float32 if isinstance(rows[0][0], float) else torch.long

@@ -38,7 +38,8 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     model = load_pretrained_model(start_dir)
     configure_generation(model, job.task)
     cached = objective.uses_rewards and objective.rewards == "cached"
-    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"])
+    # REINFORCE on a copy model scores its samples with the source words their placeholders copy
+    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"], keep_oov_words=objective.loss == "policy_gradient")
     if cached:
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")

@@ -161,11 +161,12 @@ def configure_generation(model: PreTrainedModel, task: dict) -> None:
     config.do_sample = False
 
 
-def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int):
-    """Tokenized training set and the first `eval_max_examples` dev examples."""
+def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int, keep_oov_words: bool = False):
+    """Tokenized training set (with the copy models' `oov_words` when asked for) and the first
+    `eval_max_examples` dev examples."""
     lengths = (job.task["max_source_length"], job.task["max_target_length"])
     features = input_features(job.task["model"])
-    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths, features)
+    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths, features, keep_oov_words)
     valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths, features)
     return train_set, valid_set
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from .errors import ConfigError
 from .training_loggers import logger_problem
-from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids
+from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives
 
 # The objective settings each loss reads (besides `loss` and `start_from`, which every objective has). A
 # setting of another loss would be silently ignored, so it is an error; the schema's defaults (u = 0) are
@@ -80,14 +80,21 @@ def check_references(config: dict) -> None:
     if gold_objective is not None and (gold_objective == "mle" or gold_objective not in experiment["objectives"]):
         gold = [o for o in experiment["objectives"] if o != "mle"]
         raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not a GOLD objective of experiment.objectives {gold}")
+    for task in experiment["task_objectives"]:  # a task outside experiment.tasks is not run: its entry is unused
+        if task not in config["tasks"]:
+            raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
     for name in experiment["tasks"]:
         _check_starting_points(config, name)
-        for index, objective in enumerate(experiment["objectives"]):
-            if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
-                raise ConfigError(
-                    f"config key experiment.objectives[{index}]: objective '{objective}' is not defined under "
-                    f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
-                )
+        for key, objectives in (
+            ("objectives", experiment["objectives"]),
+            (f"task_objectives.{name}", experiment["task_objectives"].get(name, [])),
+        ):
+            for index, objective in enumerate(objectives):
+                if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
+                    raise ConfigError(
+                        f"config key experiment.{key}[{index}]: objective '{objective}' is not defined under "
+                        f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
+                    )
     for name, task in config["tasks"].items():
         for decoder in task["decoder_overrides"]:
             _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
@@ -149,11 +156,6 @@ def _check_recurrent_model(name: str, task: dict) -> None:
         )
     if model["encoder_hidden"] % 2:
         raise ConfigError(f"config key tasks.{name}.model.encoder_hidden: must be even (two directions of half of it)")
-    for objective, settings in task["objectives"].items():
-        if settings["loss"] == "policy_gradient":
-            raise ConfigError(
-                f"config key tasks.{name}.objectives.{objective}.loss: policy_gradient is not wired for the {model['architecture']} model"
-            )
 
 
 SPECIAL_TOKENS = 4  # <s>, <pad>, </s>, <unk> (data/tokenization.py), inside vocab_size
@@ -222,7 +224,7 @@ def _check_starting_points(config: dict, task: str) -> None:
     """Each objective of the experiment starts from `mle` or from another objective of the experiment,
     and following `start_from` always ends at `mle` (no objective starts from itself, directly or not)."""
     objectives = config["tasks"][task]["objectives"]
-    run = config["experiment"]["objectives"]
+    run = task_objectives(config, task)
     for objective in run:
         chain, current = [objective], objective
         while current != "mle" and current in objectives:
@@ -230,7 +232,7 @@ def _check_starting_points(config: dict, task: str) -> None:
             if current != "mle" and current not in run:
                 raise ConfigError(
                     f"config key tasks.{task}.objectives.{chain[-1]}.start_from: '{current}' is not an objective of "
-                    f"experiment.objectives {run} (a model must be trained before another starts from it)"
+                    f"the task's objectives {run} (a model must be trained before another starts from it)"
                 )
             if current in chain:
                 raise ConfigError(f"config key tasks.{task}.objectives.{objective}.start_from: a cycle {' -> '.join([*chain, current])}")

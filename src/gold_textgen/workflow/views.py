@@ -11,6 +11,14 @@ def sample_ids(decoder: dict) -> list[int]:
     return list(range(1, decoder["samples"] + 1)) if decoder["do_sample"] else [0]
 
 
+def task_objectives(config: dict, task: str) -> list[str]:
+    """The objectives trained for `task`: experiment.objectives, then the task's own under
+    experiment.task_objectives (the paper's Table 4 objectives on its standard models only)."""
+    experiment = config["experiment"]
+    extra = [name for name in experiment["task_objectives"].get(task, []) if name not in experiment["objectives"]]
+    return [*experiment["objectives"], *extra]
+
+
 def analysis_settings(config: dict) -> dict:
     """The `analysis` section with its defaults resolved: the seed (first training seed) and the GOLD
     objective compared with MLE (the last GOLD objective of the experiment, or None if it has none)."""
