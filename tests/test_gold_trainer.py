@@ -85,12 +85,28 @@ def test_lagged_policy_changes_exactly_at_multiples_of_k(setup):
         with torch.no_grad():
             for parameter in policy.parameters():
                 parameter.add_(0.01)  # an optimizer update
-        sync.on_step_end(None, SimpleNamespace(global_step=step), None, model=policy)
+        sync.on_step_end(None, SimpleNamespace(global_step=step, epoch=step / 4), None, model=policy)
         snapshots.append(next(lagged.parameters()).detach().clone())
     changed = [step for step in range(2, 8) if not torch.equal(snapshots[step - 1], snapshots[step - 2])]
     assert changed == [3, 6]
     assert sync.sync_steps == [3, 6]
     assert torch.allclose(snapshots[-1], next(iter(policy.parameters())).detach() - 0.01)  # as it was after update 6
+
+
+def test_with_each_epoch_pi_tilde_is_also_copied_when_an_epoch_ends_and_after_a_resume(setup):
+    """The authors' fairseq_cli/train.py (line 154) re-copies pi_tilde at every epoch start: 4 updates an epoch, k = 3."""
+    _, tokenizer, _ = setup
+    policy = build_scratch_model(TINY_MODEL, tokenizer)
+    straight = LaggedPolicySync(frozen_copy(policy), every=3, each_epoch=True)
+    straight.on_train_begin(None, SimpleNamespace(epoch=0.0), None)
+    for step in range(1, 10):
+        straight.on_step_end(None, SimpleNamespace(global_step=step, epoch=step / 4), None, model=policy)
+    assert straight.sync_steps == [3, 4, 6, 8, 9]
+    resumed = LaggedPolicySync(frozen_copy(policy), every=3, each_epoch=True)
+    resumed.on_train_begin(None, SimpleNamespace(epoch=5 / 4), None)  # from the checkpoint of update 5
+    for step in range(6, 10):
+        resumed.on_step_end(None, SimpleNamespace(global_step=step, epoch=step / 4), None, model=policy)
+    assert resumed.sync_steps == [6, 8, 9]
 
 
 def test_loss_is_normalised_by_the_tokens_of_the_whole_update(setup, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import torch
@@ -40,19 +41,29 @@ class StateInCheckpoints(TrainerCallback):
 
 
 class LaggedPolicySync(TrainerCallback):
-    """Copies the policy into pi_tilde every `every` optimizer updates, and keeps pi_tilde in checkpoints.
+    """Copies the policy into pi_tilde every `every` optimizer updates (and, with `each_epoch`, when an epoch
+    ends), and keeps pi_tilde in checkpoints.
 
     The copy happens after update number k, 2k, ...: batches k+1 .. 2k are weighted by the policy as it
     was after update k. On resume, pi_tilde is loaded from the checkpoint it was saved with.
     """
 
-    def __init__(self, lagged_model: PreTrainedModel, every: int):
+    def __init__(self, lagged_model: PreTrainedModel, every: int, each_epoch: bool = False):
         self.lagged_model = lagged_model
         self.every = every
+        self.each_epoch = each_epoch
         self.sync_steps: list[int] = []
+        self.epochs_done = 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.epochs_done = math.floor(state.epoch or 0)  # a resumed run counts from its checkpoint's epoch
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
-        if state.global_step % self.every == 0:
+        # With `each_epoch`, the authors' fairseq_cli/train.py (line 154) re-copies pi_tilde when an epoch starts: after
+        # the last update of the epoch before, so a resumed run syncs where the uninterrupted one did.
+        epoch_ended = self.each_epoch and math.floor(state.epoch) > self.epochs_done
+        self.epochs_done = math.floor(state.epoch)
+        if state.global_step % self.every == 0 or epoch_ended:
             source = model.module if hasattr(model, "module") else model
             self.lagged_model.load_state_dict(source.state_dict())
             self.sync_steps.append(state.global_step)

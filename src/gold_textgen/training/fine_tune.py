@@ -48,7 +48,7 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     helpers, state_callbacks = {}, []
     if objective.uses_lagged_policy:
         helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the MLE model
-        state_callbacks.append(LaggedPolicySync(helpers["lagged_model"], objective.sync_every))
+        state_callbacks.append(LaggedPolicySync(helpers["lagged_model"], objective.sync_every, bool(objective.sync_each_epoch)))
     if (objective.uses_rewards and objective.rewards == "online") or objective.uses_anchor:
         helpers["reward_model"] = frozen_copy(model)  # the frozen starting model
     if objective.loss == "loss_truncation":

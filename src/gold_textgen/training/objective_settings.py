@@ -16,6 +16,7 @@ class ObjectiveSettings:
     loss: str  # a key of objectives.table.LOSSES
     min_weight: float  # [u] floor of GOLD's importance weight; TaiLr's lower clamp
     sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
+    sync_each_epoch: bool | None  # also re-sync pi_tilde at the start of every epoch (the authors' code)
     horizon: int  # future tokens in a return, besides the current one
     gamma: float  # discount inside the window
     label_smoothing: float  # [epsilon] unweighted, as in the authors' code
