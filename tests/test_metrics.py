@@ -67,6 +67,27 @@ def test_files2rouge_variant_does_not_stem_and_splits_sentences_at_periods():
         metrics.Scoring(rouge="porter")
 
 
+def test_the_focusseq2seq_variant_stems_and_splits_sentences_at_the_word_period():
+    """ROUGE-1.5.5 -m as FocusSeq2Seq runs it, by hand. Stemmed tokens: reference [the cat sat | dog ran],
+    hypothesis [the cat sat | the dog run]. ROUGE-1: 4 of 6 and 4 of 5 match; ROUGE-2: (the cat), (cat sat)
+    of 5 and 4 bigrams; ROUGE-Lsum: union LCS 3 (sentence 1) + 1 (dog) = 4."""
+    reference, hypothesis = "the cats sat . dogs ran .", "the cat sat . the dogs running ."
+    scores = metrics.corpus_rouge([hypothesis], [reference], "rouge155_stemmed")
+
+    def f1(precision, recall):
+        return 100 * 2 * precision * recall / (precision + recall)
+
+    assert scores["rouge1"] == pytest.approx(f1(4 / 6, 4 / 5))
+    assert scores["rouge2"] == pytest.approx(f1(2 / 5, 2 / 4))
+    assert scores["rougeLsum"] == pytest.approx(f1(4 / 6, 4 / 5))
+    unstemmed = metrics.corpus_rouge([hypothesis], [reference], "files2rouge")["rouge1"]
+    assert unstemmed == pytest.approx(f1(3 / 6, 3 / 5))  # the, sat, dogs: no stemming
+    # a "." inside a word ends no sentence (FocusSeq2Seq splits at the word "."): one sentence, Lsum == L
+    one = metrics.corpus_rouge(["mr. smith sat down"], ["mr. smith sat"], "rouge155_stemmed")
+    assert one["rougeLsum"] == pytest.approx(one["rougeL"])
+    assert metrics._period_word_sentences("a b . c d .\ne f") == "a b .\nc d .\ne f"
+
+
 def test_task_metric_scores_rouge2_with_the_task_variant():
     stemmed = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="stemmed"))
     plain = metrics.task_metric("rouge2", ["cats running fast"], ["cat runs fast"], metrics.Scoring(rouge="files2rouge"))

@@ -6,7 +6,7 @@
 * chrF: sacrebleu's corpus chrF (character 6-grams, beta 2), with its signature; the paper reports no
   chrF, but translation users expect it beside BLEU.
 * ROUGE: Google's rouge-score (which tokenises as ROUGE-1.5.5 does: lowercase, runs of a-z0-9), mean
-  F1 x 100, in one of two named variants (`ROUGE_VARIANTS`, the task's `rouge` setting):
+  F1 x 100, in one of three named variants (`ROUGE_VARIANTS`, the task's `rouge` setting):
   - `stemmed`: Porter stemming; ROUGE-Lsum splits sentences at newlines (the convention of the CNN/DM and
     XSum releases, one summary sentence per line).
   - `files2rouge`: what the paper's summarisation numbers ran (the authors' `run_cnndm_validation_step2.sh`:
@@ -14,6 +14,9 @@
     default arguments `-c 95 -r 1000 -n 2 -a`, i.e. no stemming (no `-m`), and summary-level ROUGE-L over
     sentences that files2rouge splits at its end-of-sentence string "." (`--eos`). Here sentences end
     after a "." followed by white space.
+  - `rouge155_stemmed`: what the paper's standard-model numbers ran (clovaai/FocusSeq2Seq
+    `utils/rouge/perl_rouge.py`: ROUGE-1.5.5 `-a -c 95 -m -n 2`, i.e. Porter stemming, summary-level
+    ROUGE-L over the sentences `utils/data_utils.py` `split_sentences` cuts after each word ".").
   ROUGE-1/2 and ROUGE-L treat each text as a single sequence in both; a text with one sentence gives
   ROUGE-Lsum == ROUGE-L.
 * Perplexity: exp of the mean token NLL under teacher forcing (tokens include EOS), from token_nll.py.
@@ -31,7 +34,7 @@ import sacrebleu
 from rouge_score import rouge_scorer
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
-ROUGE_VARIANTS = ("stemmed", "files2rouge")
+ROUGE_VARIANTS = ("stemmed", "files2rouge", "rouge155_stemmed")
 _PERIOD_END = re.compile(r"(?<=\.)\s+")
 
 
@@ -82,11 +85,12 @@ def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str], vari
     """F1 x 100 of ROUGE-1, ROUGE-2, ROUGE-L and ROUGE-Lsum for each pair, in the named variant."""
     _check_aligned(hypotheses, references)
     _check_rouge_variant(variant)
-    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=variant == "stemmed", split_summaries=False)
+    scorer = rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=variant != "files2rouge", split_summaries=False)
+    sentences = {"stemmed": None, "files2rouge": _period_sentences, "rouge155_stemmed": _period_word_sentences}[variant]
     values = {name: np.zeros(len(hypotheses)) for name in ROUGE_TYPES}
     for index, (hypothesis, reference) in enumerate(zip(hypotheses, references, strict=True)):
-        if variant == "files2rouge":
-            hypothesis, reference = _period_sentences(hypothesis), _period_sentences(reference)
+        if sentences is not None:
+            hypothesis, reference = sentences(hypothesis), sentences(reference)
         scores = scorer.score(reference, hypothesis)
         for name in ROUGE_TYPES:
             values[name][index] = 100.0 * scores[name].fmeasure
@@ -102,6 +106,22 @@ def _period_sentences(text: str) -> str:
     """One sentence per line, a sentence ending after "." and white space (files2rouge's `--eos .`);
     existing line breaks stay sentence breaks. Only ROUGE-Lsum reads the lines."""
     return _PERIOD_END.sub("\n", text)
+
+
+def _period_word_sentences(text: str) -> str:
+    """One sentence per line, a sentence ending after each whitespace-separated word "." (FocusSeq2Seq's
+    split_sentences); existing line breaks stay sentence breaks."""
+    sentences = []
+    for line in text.split("\n"):
+        current: list[str] = []
+        for word in line.split():
+            current.append(word)
+            if word == ".":
+                sentences.append(" ".join(current))
+                current = []
+        if current:
+            sentences.append(" ".join(current))
+    return "\n".join(sentences)
 
 
 def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str], variant: str = "stemmed") -> dict[str, float]:
