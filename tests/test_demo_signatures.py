@@ -1,37 +1,71 @@
-"""The demo's claims, checked on hand-made result files (one holds, one fails each)."""
+"""The demo's claims, checked on hand-made result files: each against MLE and the control, per seed and
+with the seed interval, and every run's convergence."""
 
 import json
 
-import pandas as pd
 import yaml
 
-from gold_textgen.analysis.demo_signatures import mle_convergence, signatures
+from gold_textgen.analysis.demo_signatures import run_convergence, signatures
+
+METRICS = dict(chrf=0.0, rouge1=0.0, rouge2=0.0, rougeL=0.0, rougeLsum=0.0, unk_rate=0.0, token_accuracy=0.0)
 
 
-def write_tables(root, gold_s_bleu, gold_p_perplexity, mle_drop):
-    tables = root / "tables"
-    tables.mkdir(parents=True)
-    rows = []
-    for objective, bleu, perplexity in (("mle", 40.0, 2.0), ("gold_s", gold_s_bleu, 3.0), ("gold_p", 41.0, gold_p_perplexity)):
-        for seed in ("1", "mean"):
-            rows.append({"task": "demo", "objective": objective, "decoder": "greedy", "seed": seed, "bleu": bleu, "perplexity": perplexity})
-    pd.DataFrame(rows).to_csv(tables / "table1_main.csv", index=False)
-    drops = [{"task": "demo", "decoder": "topk20", "objective": o, "drop_from_greedy": d} for o, d in (("mle", mle_drop), ("gold_s", 4.0))]
-    pd.DataFrame(drops).to_csv(tables / "table2_decoding.csv", index=False)
+def write_score(root, objective, seed, split, decoder, bleu, perplexity=2.0, sample=0):
+    path = root / "scores" / "demo" / objective / f"seed{seed}" / split / decoder / f"sample{sample}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    row = dict(task="demo", objective=objective, seed=seed, split=split, decoder=decoder, sample=sample, bleu=bleu, perplexity=perplexity)
+    path.write_text(json.dumps({**row, **METRICS}))
 
 
-def test_signatures_hold_and_fail_on_known_numbers(tmp_path):
-    write_tables(tmp_path / "good", gold_s_bleu=41.0, gold_p_perplexity=2.5, mle_drop=12.0)
-    assert all(passed for _, passed, _ in signatures(tmp_path / "good", "demo"))
-    write_tables(tmp_path / "bad", gold_s_bleu=39.0, gold_p_perplexity=1.5, mle_drop=11.9)
-    assert [passed for _, passed, _ in signatures(tmp_path / "bad", "demo")] == [False, False, False]
+def write_run(root, gold_perplexity, control_drop):
+    """Two seeds: MLE and the control at perplexity ~2.1, GOLD above; the drops of top-k 20 from greedy
+    (dev): MLE 19-20, GOLD-s 4-5, the control `control_drop` per seed."""
+    for seed in (1, 2):
+        for objective, perplexity in (("mle", 2.1), ("mle_continued", 2.05 + 0.01 * seed), ("gold_s", gold_perplexity[seed - 1])):
+            write_score(root, objective, seed, "test", "greedy", 46.0, perplexity)
+        drops = {"mle": 19.0 + seed, "mle_continued": control_drop[seed - 1], "gold_s": 4.0 + 0.5 * seed}
+        for objective, drop in drops.items():
+            write_score(root, objective, seed, "valid", "greedy", 46.0)
+            for sample in (1, 2):  # two sampling runs that average to greedy - drop
+                write_score(root, objective, seed, "valid", "topk20", 46.0 - drop + (-1) ** sample, sample=sample)
 
 
-def test_mle_convergence_reads_each_runs_history(tmp_path):
-    for seed, step, dev in ((1, 1600, [45.5, 46.2, 46.1]), (2, 4000, [40.0, 44.0])):
-        model = tmp_path / "models" / "demo" / "mle" / f"seed{seed}"
+def test_claims_hold_per_seed_and_against_mle_and_the_control(tmp_path):
+    write_run(tmp_path, gold_perplexity=(2.7, 2.8), control_drop=(18.0, 19.5))
+    checks = signatures(tmp_path, "demo")
+    assert [name for name, _, _ in checks] == [
+        "gold_s test perplexity above MLE's",
+        "gold_s test perplexity above the control's",
+        "MLE's greedy -> top-k 20 drop >= 3x GOLD-s's",
+        "the control's greedy -> top-k 20 drop >= 3x GOLD-s's",
+    ]
+    assert all(passed for _, passed, _ in checks), checks
+
+
+def test_a_claim_fails_on_one_seed_or_against_the_control(tmp_path):
+    # seed 2's GOLD-s perplexity below MLE's; the control's drop only 2x GOLD-s's on seed 1
+    write_run(tmp_path, gold_perplexity=(2.7, 2.0), control_drop=(9.0, 19.5))
+    passed = {name: holds for name, holds, _ in signatures(tmp_path, "demo")}
+    assert passed == {
+        "gold_s test perplexity above MLE's": False,
+        "gold_s test perplexity above the control's": False,
+        "MLE's greedy -> top-k 20 drop >= 3x GOLD-s's": True,
+        "the control's greedy -> top-k 20 drop >= 3x GOLD-s's": False,
+    }
+
+
+def test_every_run_must_end_before_its_cap_stops_it_improving(tmp_path):
+    runs = {("mle", 1): (1600, [45.5, 46.2, 46.1], 4000), ("gold_s", 2): (300, [46.0, 46.2, 46.4], 300)}
+    for (objective, seed), (step, dev, cap) in runs.items():
+        model = tmp_path / "models" / "demo" / objective / f"seed{seed}"
         model.mkdir(parents=True)
-        (model / "provenance.json").write_text(json.dumps({"metric": "bleu", "global_step": step}))
-        (model / "resolved_config.yaml").write_text(yaml.safe_dump({"training": {"max_steps": 4000}}))
-        (model / "log_history.json").write_text(json.dumps([{"step": 200 * (i + 1), "eval_bleu": v} for i, v in enumerate(dev)]))
-    assert [passed for _, passed, _ in mle_convergence(tmp_path, "demo")] == [True, False]
+        steps = [step // len(dev) * (i + 1) for i in range(len(dev))]
+        best = steps[dev.index(max(dev))]
+        provenance = {"metric": "bleu", "global_step": step, "best_checkpoint": f"checkpoint-{best}"}
+        (model / "provenance.json").write_text(json.dumps(provenance))
+        (model / "resolved_config.yaml").write_text(yaml.safe_dump({"training": {"max_steps": cap}}))
+        (model / "log_history.json").write_text(json.dumps([{"step": s, "eval_bleu": v} for s, v in zip(steps, dev, strict=True)]))
+    assert [(name.split(" ended")[0], passed) for name, passed, _ in run_convergence(tmp_path, "demo")] == [
+        ("gold_s seed2", False),
+        ("mle seed1", True),
+    ]
