@@ -65,7 +65,7 @@ SIGNIFICANCE = "results/tables/significance.csv"
 
 class _KeepWildcards(dict):
     def __missing__(self, key):
-        return "{" + key + "}"
+        return f"{{{key}}}"
 
 
 def path(template, **values):
