@@ -26,9 +26,13 @@ def test_default_config_is_valid_and_gets_defaults(config):
 
 def overlays(name: str) -> list[Path]:
     """The config files a shipped config is used with, after config.yaml: `paper_*.yaml` are overlays of
-    configs/paper.yaml (their header says so), every other file stands alone."""
+    configs/paper.yaml and `nqg_real_*.yaml` of configs/nqg_real.yaml (their headers say so), every other
+    file stands alone."""
     path = REPO / "configs" / name
-    return [REPO / "configs" / "paper.yaml", path] if name.startswith("paper_") else [path]
+    for base in ("paper", "nqg_real"):
+        if name.startswith(f"{base}_"):
+            return [REPO / "configs" / f"{base}.yaml", path]
+    return [path]
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))
