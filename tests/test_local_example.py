@@ -65,7 +65,7 @@ def test_the_local_example_runs_end_to_end_on_a_users_files(tmp_path):
     assert tokenizer["model"]["type"] == "BPE"
     table = pd.read_csv(tmp_path / "results/tables/table1_main.csv", dtype={"seed": str})
     assert set(table["task"]) == {"my_corpus"}
-    assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_delta", "gold_p", "gold_s"]
+    assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_delta", "gold_p", "gold_s", "mle_continued"]
     for figure in ("nll_histogram", "nll_by_time_step", "exposure_bias"):
         assert (tmp_path / f"results/figures/my_corpus/{figure}.png").stat().st_size > 0
     assert not (tmp_path / "results/tables/table2_decoding.csv").exists()  # the example leaves the sweep off

@@ -281,6 +281,7 @@ def test_gold_model_records_its_objective_settings(tiny_run):
         "floor": 1.0,
         "baseline": -60,
         "sync_every": 7,
+        "sync_each_epoch": False,
         "horizon": 5,
         "gamma": 1.0,
         "label_smoothing": 0.1,
@@ -322,7 +323,7 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
     assert not TRAINING_RULES & set(counts)
     # every model's evaluation on both splits, and everything that reads them
-    assert counts["evaluate_test"] == counts["evaluate_valid"] == 4
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == 5  # MLE, the control and three GOLD models
     downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "objectives_table", "all"}
     downstream.add("significance")  # it reads the test outputs
     downstream |= {"nll_histogram", "nll_by_time_step"}  # their token NLL files are rewritten by the same jobs
@@ -384,7 +385,7 @@ def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
     # each model's dev runs, and the tables that read them; the analyses read test outputs
-    assert counts == {"evaluate_valid": 4, "table2": 1, "objectives_table": 1, "all": 1}
+    assert counts == {"evaluate_valid": 5, "table2": 1, "objectives_table": 1, "all": 1}
 
 
 def test_one_figure_is_a_partial_target(tmp_path):
@@ -415,11 +416,11 @@ def test_sampling_runs_differ_and_reproduce(tiny_run, tmp_path):
 
 def test_analyses_read_the_analysis_models(tiny_run):
     summary = pd.read_csv(tiny_run / "results/analysis/demo/nll_summary.csv")
-    assert summary["objective"].tolist() == ["mle", "gold_delta", "gold_p", "gold_s"]
+    assert summary["objective"].tolist() == ["mle", "mle_continued", "gold_delta", "gold_p", "gold_s"]
     nll = pd.read_parquet(tiny_run / "results/token_nll/demo/gold_s/seed1/test.parquet")
-    assert summary.iloc[3]["tokens"] == len(nll)
+    assert summary.iloc[4]["tokens"] == len(nll)
     diversity = pd.read_csv(tiny_run / "results/tables/demo/diversity.csv")
-    assert diversity["system"].tolist()[0] == "reference" and len(diversity) == 5
+    assert diversity["system"].tolist()[0] == "reference" and len(diversity) == 6
     key = pd.read_csv(tiny_run / "results/human_eval/demo/key.csv")
     assert len(key) == 10 and set(key["system_a"]) | set(key["system_b"]) == {"MLE", "GOLD-s"}
 
@@ -513,7 +514,7 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
 
 def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
     summary = pd.read_csv(tiny_run / "results/analysis/demo/training_summary.csv")
-    assert len(summary) == 4  # MLE and the three GOLD objectives, seed 1
+    assert len(summary) == 5  # MLE, the control and the three GOLD objectives, seed 1
     for row in summary.itertuples():
         provenance = json.loads((tiny_run / f"results/models/demo/{row.objective}/seed{row.seed}/provenance.json").read_text())
         assert f"checkpoint-{row.selected_step}" == provenance["best_checkpoint"]
