@@ -3,9 +3,10 @@ with the seed interval, and every run's convergence."""
 
 import json
 
+import pandas as pd
 import yaml
 
-from gold_textgen.analysis.demo_signatures import run_convergence, signatures
+from gold_textgen.analysis.demo_signatures import bleu_information, run_convergence, signatures
 
 METRICS = dict(chrf=0.0, rouge1=0.0, rouge2=0.0, rougeL=0.0, rougeLsum=0.0, unk_rate=0.0, token_accuracy=0.0)
 
@@ -68,4 +69,16 @@ def test_every_run_must_end_before_its_cap_stops_it_improving(tmp_path):
     assert [(name.split(" ended")[0], passed) for name, passed, _ in run_convergence(tmp_path, "demo")] == [
         ("gold_s seed2", False),
         ("mle seed1", True),
+    ]
+
+
+def test_the_bleu_comparison_is_reported_as_the_significance_table_has_it(tmp_path):
+    (tmp_path / "tables").mkdir()
+    rows = [("mle", "no", 0.13), ("mle_continued", "yes", -0.35)]
+    columns = {"task": "demo", "objective": "gold_s", "metric": "bleu"}
+    frame = pd.DataFrame([{**columns, "baseline": b, "delta": d, "significant": y} for b, y, d in rows])
+    frame.to_csv(tmp_path / "tables" / "significance.csv", index=False)
+    assert bleu_information(tmp_path, "demo") == [
+        "GOLD-s vs MLE greedy test bleu: +0.13, significant at 95%: no",
+        "GOLD-s vs the control greedy test bleu: -0.35, significant at 95%: yes",
     ]

@@ -95,7 +95,7 @@ def bleu_information(results: Path, task: str) -> list[str]:
     rows = table[(table["task"] == task) & (table["objective"] == "gold_s")]
     return [
         f"GOLD-s vs {BASELINES.get(row.baseline, row.baseline)} greedy test {row.metric}: {row.delta:+.2f}, "
-        f"significant at 95%: {'yes' if row.significant else 'no'}"
+        f"significant at 95%: {row.significant}"  # the table's own yes / no
         for row in rows.itertuples()
     ]
 
