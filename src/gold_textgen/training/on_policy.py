@@ -35,9 +35,6 @@ class OnPolicySampling:
     reward: Callable[[list[str], list[str]], np.ndarray]  # (hypotheses, references) -> rewards in [0, 1]
     baseline: RewardBaseline
 
-    def texts(self, ids: torch.Tensor, oov_words: list[list[str]] | None) -> list[str]:
-        return restored_texts(self.tokenizer, ids, oov_words)
-
     @torch.no_grad()
     def draw(self, model: PreTrainedModel, inputs: dict, references: torch.Tensor) -> Samples:
         """Sample from `model` (in eval mode: no dropout while sampling) for the batch's inputs and score
@@ -52,8 +49,9 @@ class OnPolicySampling:
         labels = sampled_labels(generated[:, 1:], self.tokenizer.eos_token_id, self.tokenizer.pad_token_id)
         gold = references.masked_fill(references.eq(-100), self.tokenizer.pad_token_id)
         oov_words = inputs.get(OOV_WORDS)
-        hypotheses = self.texts(generated, None if oov_words is None else [w for words in oov_words for w in [words] * repeats])
-        texts = [text for text in self.texts(gold, oov_words) for _ in range(repeats)]
+        sample_words = None if oov_words is None else [words for words in oov_words for _ in range(repeats)]
+        hypotheses = restored_texts(self.tokenizer, generated, sample_words)
+        texts = [text for text in restored_texts(self.tokenizer, gold, oov_words) for _ in range(repeats)]
         rewards = self.reward(hypotheses, texts)
         return Samples(
             encoder_inputs={key: value.repeat_interleave(repeats, dim=0) for key, value in encoder_inputs.items()},
