@@ -215,8 +215,16 @@ def task_scoring(task):
 
 
 def local_source_files(wildcards):
-    """The user's files of a `local` task, so that editing them rebuilds the dataset."""
-    return gold_sources.local_source_files(source_settings(wildcards))
+    """The files a task reads in place. Their times are ignored (ancient): a copy or a re-mounted share
+    touches them without changing a word, and a rerun here would retrain every model downstream. Their
+    contents count instead, through source_contents."""
+    return [ancient(name) for name in gold_sources.local_source_files(source_settings(wildcards))]
+
+
+def source_contents(wildcards):
+    """A digest of the files a task reads in place, as a param: editing them rebuilds the dataset."""
+    files = gold_sources.local_source_files(source_settings(wildcards))
+    return gold_sources.source_files_digest(files) if files else None
 
 
 def source_url(wildcards):

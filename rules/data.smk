@@ -47,6 +47,7 @@ rule prepare_dataset:
         runtime=requested("cpu", "runtime"),
     params:
         source=source_settings,
+        contents=source_contents,
         splits=SPLITS,
         archive=source_archive_or_none,
     script:

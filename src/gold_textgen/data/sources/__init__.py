@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from ..demo_task import DemoTaskSpec, build_lexicon, generate_split
@@ -40,6 +41,21 @@ def local_source_files(source: dict) -> list[str]:
     if source["format"] != "parallel":
         return [source[split] for split in SPLITS]
     return [f"{source[split]}{suffix}" for split in SPLITS for suffix in source["suffixes"]]
+
+
+def source_files_digest(files: list[str]) -> str:
+    """sha256 over the names and contents of a source's files: the workflow reruns the data preparation when
+    this changes, not when a copy, a restore or a re-mounted share only gives the files new times."""
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update(name.encode() + b"\0")
+        if not Path(name).is_file():
+            continue  # Snakemake's missing-input error names it
+        with open(name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def load_source_splits(
