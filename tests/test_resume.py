@@ -6,71 +6,107 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-import yaml
-from conftest import REPO, SNAKEMAKE, run_snakemake
+from conftest import run_snakemake
+from driver_control import CHECKPOINTS, MODEL, long_mle_config, session_processes, start_driver, wait_for_checkpoint, wait_until_gone
 
-from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE
+from gold_textgen.training.checkpoints import FINGERPRINT_FILE
 
 pytestmark = pytest.mark.workflow
-MODEL = "results/models/demo/mle/seed1"
-CHECKPOINTS = "results/checkpoints/demo/mle/seed1"
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> Path:
-    """The smoke experiment with a longer MLE run (checkpoints every 20 of 120 updates)."""
-    settings = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    settings["experiment"].update(objectives=["mle"], sweep_decoders=[])
-    settings["tasks"]["demo"]["mle"].update(max_steps=120, eval_steps=20, early_stopping_patience=100)
-    path = tmp_path_factory.mktemp("resume") / "config.yaml"
-    path.write_text(yaml.safe_dump(settings))
-    return path
+    return long_mle_config(tmp_path_factory.mktemp("resume"))
 
 
-def kill_after_checkpoint(workdir: Path, config: Path, step: int, timeout: float = 600) -> None:
+def kill_after_checkpoint(workdir: Path, config: Path, step: int) -> None:
     """Start the training job and SIGKILL the whole process tree once checkpoint-`step` is complete."""
-    command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "2"]
-    process = subprocess.Popen(
-        [*command, MODEL, "--configfile", str(config)], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    saved = workdir / CHECKPOINTS / f"checkpoint-{step}" / COMPLETE_FILE  # written last
-    deadline = time.monotonic() + timeout
+    process = start_driver(workdir, config)
     try:
-        while not saved.exists():
-            assert process.poll() is None, "training ended before the checkpoint appeared"
-            assert time.monotonic() < deadline, "no checkpoint within the timeout"
-            time.sleep(0.2)
+        wait_for_checkpoint(process, workdir, step)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
 
 
-def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, tmp_path):
-    reference, interrupted = tmp_path / "uninterrupted", tmp_path / "interrupted"
-    run_snakemake(reference, MODEL, "--cores", "2", "--configfile", str(config))
+@pytest.fixture(scope="module")
+def reference(config, tmp_path_factory) -> Path:
+    """The same MLE run, never interrupted."""
+    workdir = tmp_path_factory.mktemp("uninterrupted")
+    run_snakemake(workdir, MODEL, "--cores", "2", "--configfile", str(config))
+    return workdir
 
-    kill_after_checkpoint(interrupted, config, step=40)
-    assert not (interrupted / MODEL).exists()  # the model folder is written only at the end
-    run_snakemake(interrupted, "--unlock", "--configfile", str(config))  # a killed driver leaves its lock
-    run_snakemake(interrupted, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))
 
-    resumed = json.loads((interrupted / MODEL / "provenance.json").read_text())
+def assert_resumed_to_the_uninterrupted_model(resumed_dir: Path, reference: Path, checkpoints: set[str]) -> None:
+    resumed = json.loads((resumed_dir / MODEL / "provenance.json").read_text())
     expected = json.loads((reference / MODEL / "provenance.json").read_text())
-    assert resumed["resumed_from"] in {"checkpoint-40", "checkpoint-60"}  # the kill may land just after the next save
+    assert resumed["resumed_from"] in checkpoints
     for key in ("global_step", "best_metric", "best_checkpoint"):
         assert resumed[key] == expected[key]
     evaluations = [
-        [e for e in json.loads((d / MODEL / "log_history.json").read_text()) if "eval_bleu" in e] for d in (interrupted, reference)
+        [e for e in json.loads((d / MODEL / "log_history.json").read_text()) if "eval_bleu" in e] for d in (resumed_dir, reference)
     ]
     assert [(e["step"], e["eval_bleu"], e["eval_loss"]) for e in evaluations[0]] == [
         (e["step"], e["eval_bleu"], e["eval_loss"]) for e in evaluations[1]
     ]
-    assert (interrupted / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
-    assert not list((interrupted / CHECKPOINTS).glob("checkpoint-*"))  # a finished run leaves nothing to resume
-    assert json.loads((interrupted / CHECKPOINTS / FINGERPRINT_FILE).read_text())["finished"] is True
+    assert (resumed_dir / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
+    assert not list((resumed_dir / CHECKPOINTS).glob("checkpoint-*"))  # a finished run leaves nothing to resume
+    assert json.loads((resumed_dir / CHECKPOINTS / FINGERPRINT_FILE).read_text())["finished"] is True
+    assert not list((resumed_dir / "results").rglob("*.tmp")), "a half-written file or folder survived"
+
+
+def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, reference, tmp_path):
+    interrupted = tmp_path / "interrupted"
+    kill_after_checkpoint(interrupted, config, step=40)
+    assert not (interrupted / MODEL).exists()  # the model folder is written only at the end
+    run_snakemake(interrupted, "--unlock", "--configfile", str(config))  # a killed driver leaves its lock
+    run_snakemake(interrupted, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))
+    assert_resumed_to_the_uninterrupted_model(interrupted, reference, {"checkpoint-40", "checkpoint-60"})
+
+
+# README "Stopping a run": what each way of stopping the driver does to a running training job.
+
+
+def test_ctrl_c_stops_the_driver_and_its_jobs_now_and_a_restart_resumes(config, reference, tmp_path):
+    """Ctrl-C in a terminal sends SIGINT to the foreground process group: the driver and its jobs."""
+    workdir = tmp_path / "ctrl_c"
+    process = start_driver(workdir, config)
+    wait_for_checkpoint(process, workdir, step=40)
+    os.killpg(process.pid, signal.SIGINT)
+    assert wait_until_gone(process.pid, timeout=60), "Ctrl-C left the driver or its training job running"
+    assert process.wait() != 0
+    assert not (workdir / MODEL).exists()
+    run_snakemake(workdir, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))  # no --unlock needed
+    assert_resumed_to_the_uninterrupted_model(workdir, reference, {"checkpoint-40", "checkpoint-60", "checkpoint-80"})
+
+
+def test_sigterm_to_the_driver_lets_the_running_job_finish_first(config, reference, tmp_path):
+    """`kill <driver>` (SIGTERM) is Snakemake's graceful stop: no new jobs, the running one ends normally."""
+    workdir = tmp_path / "sigterm"
+    process = start_driver(workdir, config)
+    wait_for_checkpoint(process, workdir, step=40)
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=600)
+    assert wait_until_gone(process.pid, timeout=30)
+    assert (workdir / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
+    nothing = run_snakemake(workdir, "-n", MODEL, "--configfile", str(config))
+    assert "Nothing to be done" in nothing.stdout + nothing.stderr
+
+
+def test_a_killed_job_fails_its_driver_and_a_restart_resumes(config, reference, tmp_path):
+    """The training process alone SIGKILLed (the out-of-memory killer, a node failure): the driver reports
+    the failed job and exits; the next run resumes from the last complete checkpoint."""
+    workdir = tmp_path / "job_killed"
+    process = start_driver(workdir, config)
+    wait_for_checkpoint(process, workdir, step=40)
+    for pid in session_processes(process.pid):
+        if pid != process.pid:
+            os.kill(pid, signal.SIGKILL)
+    assert process.wait(timeout=120) != 0
+    assert not (workdir / MODEL).exists()
+    run_snakemake(workdir, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))
+    assert_resumed_to_the_uninterrupted_model(workdir, reference, {"checkpoint-40", "checkpoint-60", "checkpoint-80"})
