@@ -8,12 +8,15 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
+from driver_control import MODEL, long_mle_config, start_driver, wait_for_checkpoint, wait_until_gone
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 GPU_RULES = ("train_mle", "cache_rewards", "fine_tune", "evaluate")  # as named by their log folders
@@ -44,10 +47,12 @@ def experiment_config(folder: Path) -> Path:
     return path
 
 
-def cluster_profile(folder: Path) -> Path:
-    """profiles/slurm as shipped (the test cluster has its `cpu` and `gpu` partitions), polling faster."""
+def cluster_profile(folder: Path, **settings) -> Path:
+    """profiles/slurm as shipped (the test cluster has its `cpu` and `gpu` partitions), polling faster,
+    with `settings` (profile keys, `_` for `-`) on top."""
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "keep-going": False, "slurm-init-seconds-before-status-checks": 2})
+    profile.update({key.replace("_", "-"): value for key, value in settings.items()})
     target = folder / "profile"
     target.mkdir()
     (target / "config.yaml").write_text(yaml.safe_dump(profile))
@@ -64,10 +69,15 @@ def job_records(workdir: Path) -> dict[str, list[dict]]:
     return records
 
 
+def jobs_in(workdir: Path) -> list[str]:
+    """The SLURM jobs queued or running with `workdir` as their working directory."""
+    listing = subprocess.run(["squeue", "-h", "-o", "%i %Z"], capture_output=True, text=True, timeout=30).stdout
+    return [line.split()[0] for line in listing.splitlines() if str(workdir) in line]
+
+
 def cancel_jobs_in(workdir: Path) -> None:
     """Leave no job of this test queued (a failed or timed-out run may)."""
-    listing = subprocess.run(["squeue", "-h", "-o", "%i %Z"], capture_output=True, text=True, timeout=30).stdout
-    ids = [line.split()[0] for line in listing.splitlines() if str(workdir) in line]
+    ids = jobs_in(workdir)
     if ids:
         subprocess.run(["scancel", *ids], timeout=30, check=False)
 
@@ -98,6 +108,12 @@ def test_every_job_ran_as_a_slurm_job(slurm_and_local_runs):
             assert facts["slurm_partition"] == expected, f"{rule} ran in partition {facts['slurm_partition']}, not {expected}"
 
 
+def test_the_jobs_are_named_with_the_profiles_prefix(slurm_and_local_runs):
+    """Every job of a run is named `<slurm-jobname-prefix>_<run id>`, the name the driver prints."""
+    driver_logs = "".join(log.read_text() for log in (slurm_and_local_runs[0] / ".snakemake" / "log").glob("*.snakemake.log"))
+    assert re.search(r"SLURM run ID: gold_[0-9a-f-]{36}", driver_logs), "the driver named no run with the profile's prefix"
+
+
 def test_gpu_jobs_got_a_gpu_from_slurm_and_cpu_jobs_none(slurm_and_local_runs):
     records = job_records(slurm_and_local_runs[0])
     for rule in GPU_RULES:
@@ -117,3 +133,74 @@ def test_slurm_results_equal_a_local_run(slurm_and_local_runs):
     for model in ("mle", "gold_s"):
         weights = f"results/models/demo/{model}/seed1/model.safetensors"
         assert (slurm_dir / weights).read_bytes() == (local_dir / weights).read_bytes()
+
+
+# Job arrays: the two MLE runs of a two-seed experiment are ready at the same moment, as are their
+# evaluations; the plugin submits each such set as one `sbatch --array`.
+ARRAY_RULES = "train_mle,evaluate_test,evaluate_valid"
+
+
+@pytest.fixture(scope="module")
+def slurm_array_run(cluster, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("slurm_arrays")
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["experiment"].update(objectives=["mle"], seeds=[1, 2], sweep_decoders=[])
+    (folder / "experiment.yaml").write_text(yaml.safe_dump(config))
+    workdir = folder / "run"
+    try:
+        profile = str(cluster_profile(folder, slurm_array_jobs=ARRAY_RULES, jobs=8))
+        run_snakemake(
+            workdir, "--profile", profile, "--configfile", str(folder / "experiment.yaml"), timeout=1200, env={"CUDA_VISIBLE_DEVICES": None}
+        )
+    finally:
+        cancel_jobs_in(workdir)
+    return workdir
+
+
+def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_array_run):
+    records = job_records(slurm_array_run)
+    for rule in ("train_mle", "evaluate"):
+        arrays = {facts["slurm_array_job_id"] for facts in records[rule]}
+        assert len(records[rule]) >= 2 and len(arrays) * 2 <= len(records[rule]), f"{rule} ran outside arrays: {records[rule]}"
+        assert all(re.fullmatch(r"\d+", array) for array in arrays), f"{rule} jobs were not array tasks: {records[rule]}"
+    assert sorted(facts["slurm_array_task_id"] for facts in records["train_mle"]) == ["1", "2"]
+
+
+def test_an_array_task_gives_what_a_job_of_its_own_gives(slurm_array_run, tiny_run):
+    """Seed 1's MLE model and its test score, submitted as an array task, equal the local run's."""
+    weights = "results/models/demo/mle/seed1/model.safetensors"
+    assert (slurm_array_run / weights).read_bytes() == (tiny_run / weights).read_bytes()
+    scores = sorted(
+        p.relative_to(slurm_array_run) for p in (slurm_array_run / "results" / "scores" / "demo" / "mle" / "seed1").rglob("*.json")
+    )
+    assert scores
+    for relative in scores:
+        assert json.loads((slurm_array_run / relative).read_text()) == json.loads((tiny_run / relative).read_text())
+
+
+def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(cluster, tmp_path):
+    """README "Stopping a run": Ctrl-C to a driver that submits to SLURM cancels the jobs it submitted
+    (none is left running unwatched); the next run redoes only the cancelled job, from its checkpoint."""
+    config = long_mle_config(tmp_path)
+    profile = str(cluster_profile(tmp_path))
+    workdir = tmp_path / "run"
+    driver = start_driver(workdir, config, "--profile", profile, env={"CUDA_VISIBLE_DEVICES": ""})
+    try:
+        wait_for_checkpoint(driver, workdir, step=40)
+        before = {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
+        os.killpg(driver.pid, signal.SIGINT)
+        assert wait_until_gone(driver.pid, timeout=120), "the driver did not exit after Ctrl-C"
+        deadline = time.monotonic() + 60
+        while jobs_in(workdir) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not jobs_in(workdir), "Ctrl-C left SLURM jobs of the driver running"
+
+        run_snakemake(workdir, "--profile", profile, MODEL, "--configfile", str(config), timeout=1200, env={"CUDA_VISIBLE_DEVICES": None})
+    finally:
+        cancel_jobs_in(workdir)
+    provenance = json.loads((workdir / MODEL / "provenance.json").read_text())
+    assert provenance["resumed_from"].startswith("checkpoint-") and provenance["global_step"] == 120
+    after = {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
+    for rule in ("prepare_dataset", "train_tokenizer"):  # finished before the stop: not run again
+        assert after[rule] == before[rule]
+    assert len(after["train_mle"]) == 1 and after["train_mle"] != before["train_mle"]  # one new job, which resumed

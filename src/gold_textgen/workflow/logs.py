@@ -56,6 +56,8 @@ def job_environment() -> str:
         "pid": os.getpid(),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID", "-"),
         "slurm_partition": os.environ.get("SLURM_JOB_PARTITION", "-"),
+        "slurm_array_job_id": os.environ.get("SLURM_ARRAY_JOB_ID", "-"),  # one id for every task of an array
+        "slurm_array_task_id": os.environ.get("SLURM_ARRAY_TASK_ID", "-"),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "-"),
         "cuda_available": sys.modules["torch"].cuda.is_available() if "torch" in sys.modules else "-",
     }
