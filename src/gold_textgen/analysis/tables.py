@@ -96,12 +96,13 @@ def to_markdown(
     return markdown_table([*labels, *metrics, *text_columns], rows)
 
 
-# The paper's layout: its standard (recurrent) models in Tables 1 and 2, then the transformers of Table 3.
-FAMILY_ORDER = {"recurrent": 0, "transformer": 1}
+# The paper's layout: its standard (recurrent) models in Tables 1 and 2, then the transformers of Table 3;
+# decoder-only language models, which the paper did not train, after them.
+FAMILY_ORDER = {"recurrent": 0, "transformer": 1, "causal": 2}
 
 
 def with_families(table: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame:
-    """`table` with each task's model family (`recurrent` or `transformer`) as a column after `task`, the
+    """`table` with each task's model family (`recurrent`, `transformer` or `causal`) as a column after `task`, the
     recurrent tasks' rows first (the order within each family kept)."""
     table = table.copy()
     table.insert(table.columns.get_loc("task") + 1, "family", table["task"].map(families))

@@ -26,7 +26,8 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from ..workflow.views import is_recurrent
+from ..workflow.views import is_causal, is_recurrent
+from .prompt_completion import build_causal_model, load_pretrained_causal_model  # registers the wrapper too
 from .recurrent import build_recurrent_model  # also registers the recurrent models with the Auto classes
 
 ARCHITECTURES = {"transformer": (MarianConfig, MarianMTModel), "bart": (BartConfig, BartForConditionalGeneration)}
@@ -118,6 +119,10 @@ def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase, featur
     embeds (name -> inventory size)."""
     if is_recurrent(model_config):
         return build_recurrent_model(model_config, tokenizer, feature_sizes or {})
+    if is_causal(model_config):
+        if model_config["kind"] == "scratch":
+            return build_causal_model(model_config, tokenizer)
+        return load_pretrained_causal_model(model_config["name_or_path"], tokenizer, model_config.get("revision"))
     if model_config["kind"] == "scratch":
         return build_scratch_model(model_config, tokenizer)
     return load_pretrained_model(model_config["name_or_path"], model_config.get("revision"))

@@ -62,6 +62,8 @@ def scratch_parameters(model: dict) -> int:
     """Rough parameter count of a transformer built from the config sizes (embeddings left out)."""
     d, ffn = model["d_model"], model["ffn_dim"]
     per_layer = 4 * d * d + 2 * d * ffn
+    if model.get("architecture") == "causal":  # decoder layers alone, no cross-attention (SwiGLU: 3 FFN matrices)
+        return model["decoder_layers"] * (4 * d * d + 3 * d * ffn)
     return model["encoder_layers"] * per_layer + model["decoder_layers"] * (per_layer + 4 * d * d)
 
 

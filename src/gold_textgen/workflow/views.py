@@ -93,6 +93,11 @@ def is_recurrent(model: dict) -> bool:
     return model["kind"] == "scratch" and model.get("architecture") in RECURRENT_ARCHITECTURES
 
 
+def is_causal(model: dict) -> bool:
+    """Whether a task's `model` settings are a decoder-only language model (prompt -> completion)."""
+    return model.get("architecture") == "causal"
+
+
 def uses_trained_tokenizer(task: dict) -> bool:
     """Models built from scratch need a tokenizer trained on the task's data; pretrained ones bring theirs."""
     return task["model"]["kind"] == "scratch"

@@ -1,0 +1,187 @@
+"""Decoder-only language models in the seq2seq contract: the source is the prompt, the reference the
+completion.
+
+`PromptCompletionLM` wraps any transformers causal LM (a tiny Qwen2 built from config sizes, or a
+pretrained one) so that it takes what a seq2seq model takes (`input_ids`: the prompt; `labels` or
+`decoder_input_ids`: the completion) and returns what a seq2seq model returns (`logits[:, t]`: the
+distribution of completion token t). Every objective, the reward cache, token NLL and the decoders then
+work on it unchanged, and no loss, reward or metric ever sees a prompt token.
+
+Inside, each batch becomes one causal sequence per example: the prompt, left-aligned so that every prompt
+ends at the same position, then the completion. The logits of the last prompt position predict the first
+completion token; those of completion token t predict token t + 1. Prompt padding is masked; completion
+padding needs no mask (it comes after everything that is scored, and attention is causal).
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    GenerationConfig,
+    GenerationMixin,
+    PretrainedConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Qwen2Config,
+)
+from transformers.modeling_outputs import Seq2SeqLMOutput
+
+
+class PromptCompletionConfig(PretrainedConfig):
+    model_type = "prompt_completion_lm"
+
+    def __init__(self, language_model: dict | PretrainedConfig | None = None, **kwargs):
+        if isinstance(language_model, dict):
+            language_model = AutoConfig.for_model(**language_model)
+        self.language_model = language_model
+        super().__init__(**kwargs)
+
+
+def left_aligned(input_ids: torch.Tensor, attention_mask: torch.Tensor | None, pad_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded prompts [B, S] moved to the right end of their row (padding first), with their mask."""
+    if attention_mask is None:
+        attention_mask = torch.ones_like(input_ids)
+    lengths = attention_mask.sum(dim=1)
+    width = input_ids.shape[1]
+    source = (torch.arange(width, device=input_ids.device).unsqueeze(0) - (width - lengths).unsqueeze(1)).clamp_min(0)
+    mask = torch.arange(width, device=input_ids.device).unsqueeze(0) >= (width - lengths).unsqueeze(1)
+    ids = input_ids.gather(1, source).masked_fill(~mask, pad_token_id)
+    return ids, mask.long()
+
+
+class PromptCompletionLM(PreTrainedModel, GenerationMixin):
+    config_class = PromptCompletionConfig
+    base_model_prefix = "language_model"
+    main_input_name = "input_ids"
+    _supports_cache_class = False
+
+    def __init__(self, config: PromptCompletionConfig, language_model: PreTrainedModel | None = None):
+        super().__init__(config)
+        self.language_model = language_model if language_model is not None else AutoModelForCausalLM.from_config(config.language_model)
+        self.post_init()
+
+    def get_input_embeddings(self) -> torch.nn.Module:
+        return self.language_model.get_input_embeddings()
+
+    def get_output_embeddings(self) -> torch.nn.Module:
+        return self.language_model.get_output_embeddings()
+
+    def _init_weights(self, module: torch.nn.Module) -> None:
+        self.language_model._init_weights(module)
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        """What DataCollatorForSeq2Seq calls to put decoder inputs in every batch (as for BART)."""
+        return self.shift_right(labels)
+
+    def shift_right(self, labels: torch.Tensor) -> torch.Tensor:
+        start = labels.new_full((labels.shape[0], 1), self.config.decoder_start_token_id)
+        shifted = torch.cat([start, labels[:, :-1]], dim=1)
+        return shifted.masked_fill(shifted.eq(-100), self.config.pad_token_id)
+
+    def causal_inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, completion: torch.Tensor) -> dict:
+        """The causal sequences of left-aligned prompts and their completions, with mask and positions."""
+        prompt, prompt_mask = left_aligned(input_ids, attention_mask, self.config.pad_token_id)
+        ids = torch.cat([prompt, completion], dim=1)
+        mask = torch.cat([prompt_mask, torch.ones_like(completion)], dim=1)
+        positions = (mask.cumsum(dim=1) - 1).clamp_min(0)
+        return {"input_ids": ids, "attention_mask": mask, "position_ids": positions}
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        **unused,
+    ) -> Seq2SeqLMOutput:
+        """Teacher-forced logits [B, T, V] of each completion token given the prompt and the tokens before
+        it (`decoder_input_ids`: the start token, then the completion so far, as a seq2seq decoder reads
+        them); with `labels`, the token-mean NLL as `loss`."""
+        if decoder_input_ids is None:
+            if labels is None:
+                raise ValueError("forward needs decoder_input_ids or labels")
+            decoder_input_ids = self.shift_right(labels)
+        prompt_width, steps = input_ids.shape[1], decoder_input_ids.shape[1]
+        # The start token stands for "the prompt has ended": its logits are those of the last prompt position.
+        outputs = self.language_model(**self.causal_inputs(input_ids, attention_mask, decoder_input_ids[:, 1:]), use_cache=False)
+        logits = outputs.logits[:, prompt_width - 1 : prompt_width - 1 + steps]
+        loss = None
+        if labels is not None:
+            loss = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=-100)
+        return Seq2SeqLMOutput(loss=loss, logits=logits)
+
+    @torch.no_grad()
+    def generate(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        generation_config: GenerationConfig | None = None,
+        **kwargs,
+    ) -> torch.Tensor:
+        """Completions [B * num_return_sequences, L] that start with the decoder start token, as a seq2seq
+        model's generate() returns them: the language model's own search (greedy, beam, sampling) on the
+        left-padded prompts, with the seq2seq length limits (start token and EOS counted) turned into
+        limits on new tokens."""
+        config = GenerationConfig.from_dict((generation_config or self.generation_config).to_dict())
+        if config.max_new_tokens is None:
+            config.max_new_tokens = config.max_length - 1
+        if config.min_new_tokens is None:
+            config.min_new_tokens = max(config.min_length - 1, 0)
+        config.max_length, config.min_length = None, None
+        config.pad_token_id, config.eos_token_id = self.config.pad_token_id, self.config.eos_token_id
+        config.bos_token_id = None
+        config.forced_eos_token_id = None
+        prompt, prompt_mask = left_aligned(input_ids, attention_mask, self.config.pad_token_id)
+        generated = self.language_model.generate(input_ids=prompt, attention_mask=prompt_mask, generation_config=config, **kwargs)
+        new_tokens = generated[:, prompt.shape[1] :]
+        start = new_tokens.new_full((new_tokens.shape[0], 1), self.config.decoder_start_token_id)
+        return torch.cat([start, new_tokens], dim=1)
+
+
+AutoConfig.register(PromptCompletionConfig.model_type, PromptCompletionConfig)
+AutoModelForSeq2SeqLM.register(PromptCompletionConfig, PromptCompletionLM)
+
+
+def wrap_language_model(language_model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> PromptCompletionLM:
+    """A causal LM (built or loaded) in the seq2seq contract, with the tokenizer's special tokens."""
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    config = PromptCompletionConfig(
+        language_model=language_model.config,
+        pad_token_id=pad,
+        bos_token_id=start,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=start,
+        tie_word_embeddings=False,  # the language model ties its own
+    )
+    return PromptCompletionLM(config, language_model)
+
+
+def build_causal_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -> PromptCompletionLM:
+    """A freshly initialised decoder-only transformer (Qwen2's layout: RMSNorm, rotary positions, SwiGLU)
+    with the config sizes (`decoder_layers` layers of `d_model`) and the tokenizer's vocabulary.
+    Initialisation draws from torch's global RNG."""
+    language_model = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=model_config["d_model"],
+        intermediate_size=model_config["ffn_dim"],
+        num_hidden_layers=model_config["decoder_layers"],
+        num_attention_heads=model_config["attention_heads"],
+        num_key_value_heads=model_config["attention_heads"],
+        max_position_embeddings=model_config["max_position_embeddings"],
+        attention_dropout=model_config["dropout"],
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    return wrap_language_model(AutoModelForCausalLM.from_config(language_model), tokenizer)
+
+
+def load_pretrained_causal_model(name_or_path: str, tokenizer: PreTrainedTokenizerBase, revision: str | None = None) -> PromptCompletionLM:
+    """A pretrained causal LM from a hub name or a local directory (safetensors; no remote code)."""
+    language_model = AutoModelForCausalLM.from_pretrained(name_or_path, revision=revision, trust_remote_code=False, use_safetensors=True)
+    return wrap_language_model(language_model, tokenizer)

@@ -1,0 +1,130 @@
+"""Decoder-only language models in the seq2seq contract (models/prompt_completion.py): the prompt is never
+scored, GOLD's loss is the formula on the completion tokens, and batching (left-aligned prompts) changes
+no logit and no decoded output. The reference computations call the causal LM itself on one concatenated
+prompt + completion sequence at a time, without the wrapper."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from settings import demo_spec, objective_settings
+from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, GenerationConfig, Seq2SeqTrainingArguments
+
+from gold_textgen.data.demo_task import generate_split
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, encode_records
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.evaluation.decoding import generate_texts
+from gold_textgen.evaluation.token_nll import token_nll_table
+from gold_textgen.models.prompt_completion import PromptCompletionLM, build_causal_model
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
+
+TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
+LENGTH = 10
+
+
+@pytest.fixture(scope="module")
+def setup():
+    torch.manual_seed(0)
+    records = generate_split(demo_spec(num_train=12, max_length=8), "train")
+    tokenizer = train_tokenizer(training_texts(records))
+    model = build_causal_model(TINY_CAUSAL, tokenizer).eval()
+    encoded = encode_records(records, tokenizer, LENGTH, LENGTH)
+    return records, tokenizer, model, encoded
+
+
+def completion_logprobs_by_hand(model: PromptCompletionLM, example: dict) -> torch.Tensor:
+    """log p(completion token t | prompt, completion < t) from the causal LM on the one sequence."""
+    prompt, completion = example["input_ids"], example["labels"]
+    sequence = torch.tensor([prompt + completion])
+    with torch.no_grad():
+        logits = model.language_model(input_ids=sequence).logits[0]
+    logprobs = logits.log_softmax(-1)[len(prompt) - 1 : len(prompt) - 1 + len(completion)]
+    return logprobs.gather(-1, torch.tensor(completion).unsqueeze(-1)).squeeze(-1)
+
+
+def test_the_loss_scores_the_completion_alone(setup):
+    records, tokenizer, model, encoded = setup
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)(encoded)
+    assert len({len(e["input_ids"]) for e in encoded}) > 1  # prompts of several lengths: the batch pads them
+    with torch.no_grad():
+        loss = model(**batch).loss
+    by_hand = torch.cat([completion_logprobs_by_hand(model, example) for example in encoded])
+    assert torch.allclose(loss, -by_hand.mean(), atol=1e-5)
+    # The causal LM's own loss, prompt tokens labelled -100, is the same number: nothing scores the prompt.
+    own = []
+    for example in encoded:
+        sequence = torch.tensor([example["input_ids"] + example["labels"]])
+        labels = torch.tensor([[-100] * len(example["input_ids"]) + example["labels"]])
+        with torch.no_grad():
+            own.append(model.language_model(input_ids=sequence, labels=labels).loss * len(example["labels"]))
+    assert torch.allclose(loss, torch.stack(own).sum() / len(by_hand), atol=1e-5)
+    # The reward cache and token NLL hold one value per completion token, the same values.
+    table = token_nll_table(model, tokenizer, records, LENGTH, LENGTH, batch_size=5)
+    assert sorted(set(table["example"])) == list(range(len(encoded)))
+    for index, example in enumerate(encoded):
+        rows = table[table["example"] == index].sort_values("position")
+        assert list(rows["token_id"]) == example["labels"]
+        assert torch.allclose(torch.tensor(rows["nll"].to_numpy()), -completion_logprobs_by_hand(model, example), atol=1e-4)
+
+
+def test_gold_s_loss_on_a_causal_model_is_the_formula_by_hand(setup, tmp_path):
+    """pi_tilde and p_MLE are copies of the policy here, so every probability is the policy's own p_t:
+    loss = -(1/N) sum_t max(u, p_t) * sum_{j=t..t+5} max(p_j, c) * log p_t."""
+    _, tokenizer, model, encoded = setup
+    u, c = 0.1, 0.05
+    settings = objective_settings(reward="s", min_weight=u, floor=c, baseline=0.0, rewards="online", label_smoothing=0.0)
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
+    trainer = FineTuneTrainer(
+        model=model,
+        args=arguments,
+        data_collator=collate,
+        processing_class=tokenizer,
+        gold=settings,
+        lagged_model=frozen_copy(model),
+        reward_model=frozen_copy(model),
+    )
+    model.train()  # the training loss (in eval mode the trainer reports the plain NLL); no dropout here
+    try:
+        with torch.no_grad():
+            loss = trainer.compute_loss(model, dict(collate([dict(e) for e in encoded])))
+    finally:
+        model.eval()
+    terms, tokens = [], 0
+    for example in encoded:
+        logp = completion_logprobs_by_hand(model, example)
+        p = logp.exp()
+        returns = torch.stack([p[t : t + 6].clamp_min(c).sum() for t in range(len(p))])
+        terms.append((p.clamp_min(u) * returns * logp).sum())
+        tokens += len(p)
+    assert torch.allclose(loss, -torch.stack(terms).sum() / tokens, atol=1e-5)
+
+
+@pytest.mark.parametrize("decoder", [{"num_beams": 1}, {"num_beams": 3}], ids=["greedy", "beam3"])
+def test_a_left_padded_batch_decodes_as_its_prompts_one_by_one(setup, decoder):
+    records, tokenizer, model, _ = setup
+    config = GenerationConfig(max_length=LENGTH + 2, min_length=4, **decoder)
+    together = generate_texts(model, tokenizer, records[:6], config, batch_size=6, max_source_length=LENGTH, group_by_length=False)
+    alone = [generate_texts(model, tokenizer, [r], config, batch_size=1, max_source_length=LENGTH)[0] for r in records[:6]]
+    assert together == alone
+
+
+def test_generate_counts_lengths_as_a_seq2seq_model_does(setup):
+    """max_length / min_length count the start token (and EOS) as for an encoder-decoder: at most
+    max_length - 1 new tokens after the start token, and no EOS among the first min_length - 1."""
+    _, tokenizer, model, encoded = setup
+    batch = DataCollatorForSeq2Seq(tokenizer)([{k: e[k] for k in ("input_ids", "attention_mask")} for e in encoded])
+    for min_length in (1, 6):
+        generated = model.generate(**batch, generation_config=GenerationConfig(max_length=8, min_length=min_length))
+        assert generated.shape[1] <= 8 and (generated[:, 0] == model.config.decoder_start_token_id).all()
+        assert not (generated[:, 1:min_length] == tokenizer.eos_token_id).any()
+
+
+def test_a_saved_causal_model_loads_through_the_seq2seq_auto_class(setup, tmp_path):
+    _, tokenizer, model, encoded = setup
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    assert isinstance(loaded, PromptCompletionLM)
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)(encoded)
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch).logits, model(**batch).logits)
