@@ -5,6 +5,8 @@ prompt + completion sequence at a time, without the wrapper."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from settings import demo_spec, objective_settings
@@ -128,3 +130,13 @@ def test_a_saved_causal_model_loads_through_the_seq2seq_auto_class(setup, tmp_pa
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)(encoded)
     with torch.no_grad():
         assert torch.equal(loaded(**batch).logits, model(**batch).logits)
+
+
+def test_completions_end_with_eos_even_when_the_tokenizer_adds_none(setup):
+    """A causal LM's tokenizer (Qwen, Llama) adds no EOS to a target; the labels get one, within the limit."""
+    records, tokenizer, _, encoded = setup
+    bare = copy.deepcopy(tokenizer)
+    bare._tokenizer.post_processor = None  # as a decoder-only model's tokenizer: no EOS appended
+    plain = encode_records(records, bare, LENGTH, LENGTH)
+    assert [e["labels"] for e in plain] == [e["labels"] for e in encoded]
+    assert all(len(e["labels"]) <= LENGTH and e["labels"][-1] == tokenizer.eos_token_id for e in plain)

@@ -25,6 +25,11 @@ def task(model=SMALL_MODEL, source=SYNTHETIC) -> dict:
         (task(source={"kind": "nqg_zhou2017"}), "medium"),  # public corpora count as large data sets
         (task(model={"kind": "scratch", "architecture": "nqg_pp"}), "recurrent"),  # the paper's standard models
         (task(model={"kind": "scratch", "architecture": "pointer_generator"}), "recurrent"),
+        # decoder-only: by the size the name states (one GPU below 3B parameters), from scratch by its sizes
+        (task(model={"kind": "pretrained", "architecture": "causal", "name_or_path": "Qwen/Qwen3-0.6B"}), "medium"),
+        (task(model={"kind": "pretrained", "architecture": "causal", "name_or_path": "HuggingFaceTB/SmolLM2-360M-Instruct"}), "medium"),
+        (task(model={"kind": "pretrained", "architecture": "causal", "name_or_path": "meta-llama/Llama-3.1-8B"}), "large"),
+        (task(model={**SMALL_MODEL, "architecture": "causal"}), "small"),
     ],
 )
 def test_size_classes(settings, expected):

@@ -94,6 +94,10 @@ class ExampleStatistics:
         return metrics.rouge_per_example(self.hypotheses, self.references, self.rouge_variant)
 
     @functools.cached_property
+    def exact_match(self) -> np.ndarray:
+        return metrics.exact_match_per_example(self.hypotheses, self.references)
+
+    @functools.cached_property
     def nll_and_tokens(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Summed token NLL and token count per example (None for a run without an NLL table)."""
         if self.nll_path is None:
@@ -111,6 +115,8 @@ class ExampleStatistics:
                 return np.full(len(resamples), np.nan)
             nll, tokens = self.nll_and_tokens
             return np.exp(nll[resamples].sum(axis=1) / tokens[resamples].sum(axis=1))
+        if column == "exact_match":
+            return self.exact_match[resamples].mean(axis=1)
         return self.rouge[column][resamples].mean(axis=1)
 
 

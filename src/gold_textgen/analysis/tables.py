@@ -18,7 +18,7 @@ from .markdown import markdown_table
 KEYS = ("task", "objective", "split", "decoder")
 SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
 # `unk_rate` (percent of reference tokens that are <unk>) sits beside perplexity, which it flatters.
-METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "perplexity", "unk_rate", "token_accuracy")
+METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "exact_match", "perplexity", "unk_rate", "token_accuracy")
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -141,7 +141,7 @@ def write_table(
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
 # perplexity, which GOLD raises while improving the outputs (with the <unk> share of the references beside it).
 # Summarisation reports summary-level ROUGE-L (ROUGE-Lsum, sentences at newlines), as files2rouge does for the paper.
-TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeLsum")}
+TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeLsum"), "exact_match": ("exact_match",)}
 TOKEN_COLUMNS = ("perplexity", "unk_rate")
 
 

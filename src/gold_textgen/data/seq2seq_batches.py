@@ -37,7 +37,7 @@ def encode_records(
         if max_target_length is not None:
             targets = tokenizer(text_target=[r["target"] for r in records], max_length=max_target_length, truncation=True)["input_ids"]
             for example, labels in zip(encoded, targets, strict=True):
-                example["labels"] = labels
+                example["labels"] = ending_with_eos(labels, tokenizer.eos_token_id, max_target_length)
         return encoded
     vocabulary = CopyVocabulary(tokenizer)
     encoded = []
@@ -51,6 +51,14 @@ def encode_records(
             example[FEATURE_COLUMNS[name]] = feature_ids(record, name, pair.source_words, len(pair.input_ids))
         encoded.append(example)
     return encoded
+
+
+def ending_with_eos(labels: list[int], eos_token_id: int | None, max_length: int) -> list[int]:
+    """`labels` with EOS last: the seq2seq tokenizers add it to every target, a causal LM's tokenizer (Qwen,
+    Llama) adds none, and without it the model never learns to end its completion."""
+    if eos_token_id is None or (labels and labels[-1] == eos_token_id):
+        return labels
+    return [*labels[: max_length - 1], eos_token_id]
 
 
 def tokenize_records(

@@ -19,6 +19,8 @@
     ROUGE-L over the sentences `utils/data_utils.py` `split_sentences` cuts after each word ".").
   ROUGE-1/2 and ROUGE-L treat each text as a single sequence in both; a text with one sentence gives
   ROUGE-Lsum == ROUGE-L.
+* Exact match: the percentage of outputs whose final answer (final_answer.py: the number after `####`)
+  equals the reference's; GSM8K's accuracy.
 * Perplexity: exp of the mean token NLL under teacher forcing (tokens include EOS), from token_nll.py.
 """
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import sacrebleu
 from rouge_score import rouge_scorer
+
+from .final_answer import answers_match
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 ROUGE_VARIANTS = ("stemmed", "files2rouge", "rouge155_stemmed")
@@ -130,6 +134,17 @@ def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str], variant: 
     return {name: float(values.mean()) if values.size else 0.0 for name, values in per_example.items()}
 
 
+def exact_match_per_example(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """100 where an output's final answer equals its reference's, else 0."""
+    _check_aligned(hypotheses, references)
+    return np.array([100.0 * answers_match(h, r) for h, r in zip(hypotheses, references, strict=True)])
+
+
+def corpus_exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Exact-match accuracy in [0, 100]."""
+    return float(exact_match_per_example(hypotheses, references).mean()) if len(hypotheses) else 0.0
+
+
 def perplexity(total_nll: float, num_tokens: int) -> float:
     if num_tokens <= 0:
         raise ValueError("perplexity needs at least one token")
@@ -137,25 +152,30 @@ def perplexity(total_nll: float, num_tokens: int) -> float:
 
 
 def task_metric(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> float:
-    """The dev metric that selects checkpoints: `bleu` or `rouge2`, scored as the task's tables are."""
+    """The dev metric that selects checkpoints: `bleu`, `rouge2` or `exact_match`, scored as the task's tables are."""
     if name == "bleu":
         return corpus_bleu(hypotheses, references, scoring.bleu_tokenize)[0]
     if name == "rouge2":
         return corpus_rouge(hypotheses, references, scoring.rouge)["rouge2"]
-    raise ValueError(f"unknown metric '{name}' (expected bleu or rouge2)")
+    if name == "exact_match":
+        return corpus_exact_match(hypotheses, references)
+    raise ValueError(f"unknown metric '{name}' (expected bleu, rouge2 or exact_match)")
 
 
 def sentence_rewards(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> np.ndarray:
     """The task metric of each hypothesis against its reference alone, in [0, 1]: what the table scorer
     (`task_metric`) gives a one-sentence corpus, divided by 100 (BLEU from each sentence's own sufficient
-    statistics, ROUGE-2 F1 per example in the task's variant). The on-policy objectives' reward."""
+    statistics, ROUGE-2 F1 per example in the task's variant, 1 for a right final answer). The on-policy
+    objectives' reward."""
     _check_aligned(hypotheses, references)
     if name == "bleu":
         statistics = bleu_statistics(hypotheses, references, scoring.bleu_tokenize)
         return np.array([bleu_from_statistics(row, scoring.bleu_tokenize) for row in statistics]) / 100.0
     if name == "rouge2":
         return rouge_per_example(hypotheses, references, scoring.rouge)["rouge2"] / 100.0
-    raise ValueError(f"unknown task metric '{name}' (bleu or rouge2)")
+    if name == "exact_match":
+        return exact_match_per_example(hypotheses, references) / 100.0
+    raise ValueError(f"unknown task metric '{name}' (bleu, rouge2 or exact_match)")
 
 
 def _check_aligned(hypotheses: Sequence[str], references: Sequence[str]) -> None:

@@ -60,7 +60,8 @@ def unk_warnings_from_scores(paths: Iterable[str | Path]) -> list[str]:
 def score_generations(
     generations: list[dict], nll_table: pd.DataFrame | None, scoring: metrics.Scoring, unk_token_id: int | None = None
 ) -> dict:
-    """BLEU and chrF (with their sacrebleu signatures), ROUGE (with its variant's name) and output length; perplexity,
+    """BLEU and chrF (with their sacrebleu signatures), ROUGE (with its variant's name), the exact-match
+    accuracy of final answers (tables show it for tasks scored by it) and output length; perplexity,
     token accuracy and the `<unk>` share of the references too when the model's NLL table is given (a baseline
     such as lead-3 has none)."""
     hypotheses = [g["hypothesis"] for g in generations]
@@ -69,6 +70,7 @@ def score_generations(
     chrf, chrf_signature = metrics.corpus_chrf(hypotheses, references)
     rouge = metrics.corpus_rouge(hypotheses, references, scoring.rouge)
     scores = {"bleu": bleu, "bleu_signature": signature, "chrf": chrf, "chrf_signature": chrf_signature}
+    scores["exact_match"] = metrics.corpus_exact_match(hypotheses, references)
     scores.update(rouge, rouge_variant=scoring.rouge)
     if nll_table is not None:
         scores.update(nll_summary(nll_table, unk_token_id))

@@ -8,9 +8,10 @@ Local runs ignore what they don't limit (`--resources gpu=N` caps concurrent GPU
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from .views import is_recurrent
+from .views import is_causal, is_recurrent
 
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
 GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
@@ -54,6 +55,7 @@ REQUESTS = {
     },
 }
 LARGE_PARAMETERS = 200_000_000
+LARGE_CAUSAL_PARAMETERS = 3_000_000_000  # a pretrained causal LM below this fine-tunes on one GPU in bf16
 MEDIUM_PARAMETERS = 5_000_000
 MEDIUM_EXAMPLES = 100_000
 
@@ -80,6 +82,14 @@ def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
         return sum(1 for _, _ in zip(range(cap), handle, strict=False))
 
 
+def named_parameters(name: str) -> int | None:
+    """The parameter count a model's name states (`qwen3-0.6b` -> 600M, `smollm2-360m` -> 360M), or None."""
+    match = re.search(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)([bm])(?![a-z])", name.lower())
+    if match is None:
+        return None
+    return int(float(match.group(1)) * (1e9 if match.group(2) == "b" else 1e6))
+
+
 def size_class(task: dict) -> str:
     """`small`, `medium`, `large` or `recurrent`, from the task's model and (where known) its training-set size."""
     model = task["model"]
@@ -87,6 +97,8 @@ def size_class(task: dict) -> str:
         return "recurrent"
     if model["kind"] == "pretrained":
         name = str(model.get("name_or_path", "")).lower()
+        if is_causal(model):  # hub names state the size: Qwen3-0.6B, SmolLM2-360M-Instruct
+            return "large" if (named_parameters(name) or 0) >= LARGE_CAUSAL_PARAMETERS else "medium"
         return "large" if "large" in name else "medium"
     examples = training_examples(task["source"])
     if scratch_parameters(model) >= LARGE_PARAMETERS:

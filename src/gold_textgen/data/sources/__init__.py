@@ -3,6 +3,7 @@
 * `synthetic`: the embedded demo language (demo_task.py);
 * `local`: the user's own files (data.py);
 * `huggingface`: a hub dataset at a pinned revision (CNN/DailyMail, XSum);
+* `gsm8k`: GSM8K from the hub, prompts and worked solutions, a dev split carved from train;
 * `nqg_zhou2017`: Zhou et al.'s question-generation release (a downloaded zip);
 * `iwslt14_fairseq`: the IWSLT14 De-En archive, prepared as fairseq's script does.
 """
@@ -14,10 +15,11 @@ from pathlib import Path
 
 from ..demo_task import DemoTaskSpec, build_lexicon, generate_split
 from ..records import SPLITS, load_local_split
-from . import hub, iwslt14, nqg
+from . import gsm8k, hub, iwslt14, nqg
 
 ARCHIVE_KINDS = {"nqg_zhou2017": nqg.load_splits, "iwslt14_fairseq": iwslt14.load_splits}
 HUB_KIND = "huggingface"
+HUB_KINDS = {HUB_KIND: hub.load_splits, "gsm8k": gsm8k.load_splits}
 
 
 def needs_download(source: dict) -> bool:
@@ -28,7 +30,7 @@ def needs_download(source: dict) -> bool:
 
 def reads_hub(source: dict) -> bool:
     """Sources that `prepare_dataset` reads from the dataset hub (it needs the internet, or the cache)."""
-    return source["kind"] == HUB_KIND
+    return source["kind"] in HUB_KINDS
 
 
 def local_source_files(source: dict) -> list[str]:
@@ -68,8 +70,8 @@ def load_source_splits(
         return {split: generate_split(spec, split, lexicon) for split in splits}
     if kind == "local":
         return {split: load_local_split(source, split, base_dir) for split in splits}
-    if kind == HUB_KIND:
-        return hub.load_splits(source, splits)
+    if kind in HUB_KINDS:
+        return HUB_KINDS[kind](source, splits)
     if kind in ARCHIVE_KINDS:
         if archive is None and source.get("directory"):
             archive = Path(base_dir) / source["directory"]
