@@ -10,15 +10,16 @@ import copy
 import pytest
 import torch
 from settings import demo_spec, objective_settings
-from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, GenerationConfig, Seq2SeqTrainingArguments
+from test_gold_trainer import make_trainer
+from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, GenerationConfig
 
 from gold_textgen.data.demo_task import generate_split
-from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, encode_records
+from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.decoding import generate_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.prompt_completion import PromptCompletionLM, build_causal_model
-from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import frozen_copy
 
 TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
 LENGTH = 10
@@ -75,17 +76,8 @@ def test_gold_s_loss_on_a_causal_model_is_the_formula_by_hand(setup, tmp_path):
     _, tokenizer, model, encoded = setup
     u, c = 0.1, 0.05
     settings = objective_settings(reward="s", min_weight=u, floor=c, baseline=0.0, rewards="online", label_smoothing=0.0)
-    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
-    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
-    trainer = FineTuneTrainer(
-        model=model,
-        args=arguments,
-        data_collator=collate,
-        processing_class=tokenizer,
-        gold=settings,
-        lagged_model=frozen_copy(model),
-        reward_model=frozen_copy(model),
-    )
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, reward_model=frozen_copy(model))
+    collate = trainer.data_collator
     model.train()  # the training loss (in eval mode the trainer reports the plain NLL); no dropout here
     try:
         with torch.no_grad():

@@ -29,6 +29,8 @@ from transformers import (
 )
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
+from .decoder_inputs import ShiftedLabels
+
 
 class PromptCompletionConfig(PretrainedConfig):
     model_type = "prompt_completion_lm"
@@ -52,7 +54,7 @@ def left_aligned(input_ids: torch.Tensor, attention_mask: torch.Tensor | None, p
     return ids, mask.long()
 
 
-class PromptCompletionLM(PreTrainedModel, GenerationMixin):
+class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):
     config_class = PromptCompletionConfig
     base_model_prefix = "language_model"
     main_input_name = "input_ids"
@@ -71,15 +73,6 @@ class PromptCompletionLM(PreTrainedModel, GenerationMixin):
 
     def _init_weights(self, module: torch.nn.Module) -> None:
         self.language_model._init_weights(module)
-
-    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
-        """What DataCollatorForSeq2Seq calls to put decoder inputs in every batch (as for BART)."""
-        return self.shift_right(labels)
-
-    def shift_right(self, labels: torch.Tensor) -> torch.Tensor:
-        start = labels.new_full((labels.shape[0], 1), self.config.decoder_start_token_id)
-        shifted = torch.cat([start, labels[:, :-1]], dim=1)
-        return shifted.masked_fill(shifted.eq(-100), self.config.pad_token_id)
 
     def causal_inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, completion: torch.Tensor) -> dict:
         """The causal sequences of left-aligned prompts and their completions, with mask and positions."""

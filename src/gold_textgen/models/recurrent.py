@@ -43,6 +43,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from ..workflow.views import RECURRENT_ARCHITECTURES
 from .copy_attention import AdditiveAttention, copy_mixture
 from .copy_slots import copy_slots
+from .decoder_inputs import ShiftedLabels
 from .recurrent_search import search
 
 
@@ -121,7 +122,7 @@ class EncodedSource:
         return EncodedSource(*(tensor.index_select(0, index) for tensor in (self.outputs, self.keys, self.valid, self.source_ids)))
 
 
-class RecurrentSeq2SeqModel(PreTrainedModel, GenerationMixin):
+class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
     config_class = RecurrentSeq2SeqConfig
     base_model_prefix = "recurrent"
     main_input_name = "input_ids"
@@ -274,15 +275,6 @@ class RecurrentSeq2SeqModel(PreTrainedModel, GenerationMixin):
         return log_probs, next_state, coverage_loss
 
     # -- teacher forcing -----------------------------------------------------------------------------
-    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
-        """What DataCollatorForSeq2Seq calls to put decoder inputs in every batch (as for BART)."""
-        return self.shift_right(labels)
-
-    def shift_right(self, labels: torch.Tensor) -> torch.Tensor:
-        start = labels.new_full((labels.shape[0], 1), self.config.decoder_start_token_id)
-        shifted = torch.cat([start, labels[:, :-1]], dim=1)
-        return shifted.masked_fill(shifted.eq(-100), self.config.pad_token_id)
-
     def forward(
         self,
         input_ids: torch.Tensor,
