@@ -135,8 +135,9 @@ def test_slurm_results_equal_a_local_run(slurm_and_local_runs):
         assert (slurm_dir / weights).read_bytes() == (local_dir / weights).read_bytes()
 
 
-# Job arrays: the two MLE runs of a two-seed experiment are ready at the same moment, as are their
-# evaluations; the plugin submits each such set as one `sbatch --array`.
+# Job arrays: the two MLE runs of a two-seed experiment are ready at the same moment (when the tokenizer
+# is), and the plugin submits them as one `sbatch --array`. Their evaluations are arrayed too when both
+# models end in the same scheduling round, which depends on timing, so the test does not count on it.
 ARRAY_RULES = "train_mle,evaluate_test,evaluate_valid"
 
 
@@ -158,12 +159,11 @@ def slurm_array_run(cluster, tmp_path_factory):
 
 
 def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_array_run):
-    records = job_records(slurm_array_run)
-    for rule in ("train_mle", "evaluate"):
-        arrays = {facts["slurm_array_job_id"] for facts in records[rule]}
-        assert len(records[rule]) >= 2 and len(arrays) * 2 <= len(records[rule]), f"{rule} ran outside arrays: {records[rule]}"
-        assert all(re.fullmatch(r"\d+", array) for array in arrays), f"{rule} jobs were not array tasks: {records[rule]}"
-    assert sorted(facts["slurm_array_task_id"] for facts in records["train_mle"]) == ["1", "2"]
+    training = job_records(slurm_array_run)["train_mle"]
+    arrays = {facts["slurm_array_job_id"] for facts in training}
+    assert len(training) == 2 and len(arrays) == 1, f"the two MLE runs were not one array: {training}"
+    assert re.fullmatch(r"\d+", arrays.pop()), f"the MLE runs were not array tasks: {training}"
+    assert sorted(facts["slurm_array_task_id"] for facts in training) == ["1", "2"]
 
 
 def test_an_array_task_gives_what_a_job_of_its_own_gives(slurm_array_run, tiny_run):
