@@ -15,10 +15,11 @@ from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, Generati
 
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
-from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.data.tokenization import load_tokenizer, train_tokenizer, training_texts
 from gold_textgen.evaluation.decoding import generate_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.prompt_completion import PromptCompletionLM, build_causal_model
+from gold_textgen.models.transformer import initial_model
 from gold_textgen.training.fine_tune_trainer import frozen_copy
 
 TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
@@ -132,3 +133,17 @@ def test_completions_end_with_eos_even_when_the_tokenizer_adds_none(setup):
     plain = encode_records(records, bare, LENGTH, LENGTH)
     assert [e["labels"] for e in plain] == [e["labels"] for e in encoded]
     assert all(len(e["labels"]) <= LENGTH and e["labels"][-1] == tokenizer.eos_token_id for e in plain)
+
+
+def test_a_pretrained_causal_lm_loads_by_name_as_a_task_names_it(setup, tmp_path):
+    """The pretrained path (kind pretrained, architecture causal): a causal LM saved in the hub's format
+    (its own weights and config, no wrapper) is loaded through AutoModelForCausalLM and wrapped."""
+    _, tokenizer, model, encoded = setup
+    model.language_model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    settings = {"kind": "pretrained", "architecture": "causal", "name_or_path": str(tmp_path)}
+    loaded = initial_model(settings, load_tokenizer(tmp_path))
+    assert isinstance(loaded, PromptCompletionLM) and loaded.config.language_model.model_type == "qwen2"
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)(encoded)
+    with torch.no_grad():
+        assert torch.equal(loaded.eval()(**batch).logits, model(**batch).logits)
