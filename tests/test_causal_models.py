@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 from settings import demo_spec, objective_settings
@@ -36,11 +37,11 @@ def setup():
     return records, tokenizer, model, encoded
 
 
-def completion_logprobs_by_hand(model: PromptCompletionLM, example: dict) -> torch.Tensor:
+def completion_logprobs_by_hand(model: PromptCompletionLM, example: dict, grad: bool = False) -> torch.Tensor:
     """log p(completion token t | prompt, completion < t) from the causal LM on the one sequence."""
     prompt, completion = example["input_ids"], example["labels"]
     sequence = torch.tensor([prompt + completion])
-    with torch.no_grad():
+    with torch.set_grad_enabled(grad):
         logits = model.language_model(input_ids=sequence).logits[0]
     logprobs = logits.log_softmax(-1)[len(prompt) - 1 : len(prompt) - 1 + len(completion)]
     return logprobs.gather(-1, torch.tensor(completion).unsqueeze(-1)).squeeze(-1)
@@ -147,3 +148,47 @@ def test_a_pretrained_causal_lm_loads_by_name_as_a_task_names_it(setup, tmp_path
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)(encoded)
     with torch.no_grad():
         assert torch.equal(loaded.eval()(**batch).logits, model(**batch).logits)
+
+
+def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path, monkeypatch):
+    """On-policy PG (Table 4) on a causal model: the reward scores the sampled completion alone (never the
+    prompt), and the gradient is -(R - b) grad log p(completion | prompt), log p from the language model
+    on the one prompt + completion sequence."""
+    from transformers import Seq2SeqTrainingArguments
+
+    from gold_textgen.evaluation.decoding import generation_config
+    from gold_textgen.objectives.policy_gradient import RewardBaseline
+    from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+    from gold_textgen.training.on_policy import OnPolicySampling
+
+    records, tokenizer, model, encoded = setup
+    example = {k: encoded[0][k] for k in ("input_ids", "attention_mask", "labels")}
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([example])
+    completion = example["labels"][:3] + [tokenizer.eos_token_id]
+    sample = torch.tensor([[model.config.decoder_start_token_id, *completion]])
+    monkeypatch.setattr(model, "generate", lambda **inputs: sample)
+    scored = []
+
+    def reward(hypotheses, references):
+        scored.append(hypotheses)
+        return np.array([0.8])
+
+    lengths = {"max_new_tokens": 8, "min_new_tokens": 0, "no_repeat_ngram_size": 0}
+    sampling = OnPolicySampling(generation_config(model, lengths, {"do_sample": True, "top_k": 0}), tokenizer, reward, RewardBaseline(0.3))
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
+    gold = objective_settings(loss="policy_gradient", baseline=0.3)
+    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, gold=gold, sampling=sampling)
+    model.train()
+    try:
+        model.zero_grad()
+        trainer.policy_gradient_loss(model, dict(batch)).backward()
+        assert scored == [[tokenizer.decode(completion, skip_special_tokens=True)]]
+        from_trainer = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        log_p = completion_logprobs_by_hand(model, {"input_ids": example["input_ids"], "labels": completion}, grad=True).sum()
+        (-(0.8 - 0.3) * log_p).backward()
+        for by_trainer, parameter in zip(from_trainer, model.parameters(), strict=True):
+            assert torch.allclose(by_trainer, parameter.grad, atol=1e-6, rtol=1e-4)
+    finally:
+        model.zero_grad()
+        model.eval()
