@@ -161,10 +161,10 @@ def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path,
     from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
     from gold_textgen.training.on_policy import OnPolicySampling
 
-    records, tokenizer, model, encoded = setup
+    _, tokenizer, model, encoded = setup
     example = {k: encoded[0][k] for k in ("input_ids", "attention_mask", "labels")}
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)([example])
-    completion = example["labels"][:3] + [tokenizer.eos_token_id]
+    completion = [*example["labels"][:3], tokenizer.eos_token_id]
     sample = torch.tensor([[model.config.decoder_start_token_id, *completion]])
     monkeypatch.setattr(model, "generate", lambda **inputs: sample)
     scored = []
