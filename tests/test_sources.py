@@ -9,7 +9,7 @@ from source_fixtures import cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
 
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
 from gold_textgen.data.records import SPLITS, DataFormatError
-from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KIND, iwslt14, load_source_splits
+from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KINDS, iwslt14, load_source_splits
 from gold_textgen.data.sources.download import DownloadError, fetch
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer, release_tokens
@@ -209,7 +209,7 @@ def test_split_sizes_are_checked_against_the_paper(tmp_path, capsys):
 def test_the_schema_accepts_exactly_the_source_kinds_the_readers_know():
     source = load_schema()["$defs"]["task"]["properties"]["source"]
     kinds = {branch["if"]["properties"]["kind"]["const"] for branch in source["allOf"]}
-    assert kinds == set(source["properties"]["kind"]["enum"]) == {"synthetic", "local", HUB_KIND, *ARCHIVE_KINDS}
+    assert kinds == set(source["properties"]["kind"]["enum"]) == {"synthetic", "local", *HUB_KINDS, *ARCHIVE_KINDS}
 
 
 REAL_NQG_DEV = Path(__file__).resolve().parents[2] / "shared" / "real" / "nqg_zhou2017_dev"
