@@ -19,6 +19,7 @@ KEYS = ("task", "objective", "split", "decoder")
 SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
 # `unk_rate` (percent of reference tokens that are <unk>) sits beside perplexity, which it flatters.
 METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "exact_match", "perplexity", "unk_rate", "token_accuracy")
+OPTIONAL_METRICS = ("exact_match",)
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -27,6 +28,9 @@ def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
     if not rows:
         raise ValueError("no score files given")
     frame = pd.DataFrame(rows)
+    for column in OPTIONAL_METRICS:  # scored for tasks that report it; absent from older score files
+        if column not in frame.columns:
+            frame[column] = float("nan")
     missing = [c for c in (*KEYS, "seed", *METRICS) if c not in frame.columns]
     if missing:
         raise ValueError(f"score files lack {', '.join(missing)}")
@@ -35,10 +39,16 @@ def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
     return frame
 
 
+def present_metrics(scores: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
+    """`metrics` without the optional ones that `scores` lacks (hand-made or older score rows)."""
+    return [m for m in metrics if m in scores.columns or m not in OPTIONAL_METRICS]
+
+
 def average_sample_runs(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
     """One row per model and decoder: the mean over its sampling runs, `n_samples`, and `<metric>_run_std`
     (the sample standard deviation over runs; empty for a single run)."""
-    grouped = scores.groupby([*KEYS, "seed"], sort=False)[list(metrics)]
+    metrics = present_metrics(scores, metrics)
+    grouped = scores.groupby([*KEYS, "seed"], sort=False)[metrics]
     means = grouped.mean()
     stds = grouped.std(ddof=1).add_suffix("_run_std")
     frame = pd.concat([means, stds], axis=1)
@@ -51,6 +61,7 @@ def seed_table(scores: pd.DataFrame, metrics: Sequence[str] = METRICS) -> pd.Dat
     the mean over seeds and `<metric>_std` the sample standard deviation (empty for a single seed); `role`
     marks the baseline (MLE) and the control (MLE continued) rows."""
     keys = list(KEYS)
+    metrics = present_metrics(scores, metrics)
     scores = average_sample_runs(scores, metrics)
     per_seed = scores[[*keys, "seed", *metrics]].copy()
     per_seed["seed"] = per_seed["seed"].astype(str)
