@@ -4,6 +4,7 @@ and SLURM): a driver in a process group of its own, watched until a training che
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -36,10 +37,17 @@ def start_driver(workdir: Path, config: Path, *args: str, env: dict[str, str] | 
     return subprocess.Popen(
         [*command, MODEL, "--configfile", str(config)],
         start_new_session=True,
+        preexec_fn=default_interrupt,
         stdout=log,
         stderr=subprocess.STDOUT,
         env={**os.environ, **(env or {})},
     )
+
+
+def default_interrupt() -> None:
+    """SIGINT as a terminal's foreground process has it: a test suite started in the background of a
+    non-interactive shell (CI) inherits it ignored, and Ctrl-C would then reach no one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_checkpoint(process: subprocess.Popen, workdir: Path, step: int, timeout: float = 600) -> None:
