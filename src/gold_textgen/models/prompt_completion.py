@@ -46,11 +46,10 @@ def left_aligned(input_ids: torch.Tensor, attention_mask: torch.Tensor | None, p
     """Right-padded prompts [B, S] moved to the right end of their row (padding first), with their mask."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
-    lengths = attention_mask.sum(dim=1)
-    width = input_ids.shape[1]
-    source = (torch.arange(width, device=input_ids.device).unsqueeze(0) - (width - lengths).unsqueeze(1)).clamp_min(0)
-    mask = torch.arange(width, device=input_ids.device).unsqueeze(0) >= (width - lengths).unsqueeze(1)
-    ids = input_ids.gather(1, source).masked_fill(~mask, pad_token_id)
+    shift = (input_ids.shape[1] - attention_mask.sum(dim=1)).unsqueeze(1)  # each row's padding
+    columns = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+    mask = columns >= shift
+    ids = input_ids.gather(1, (columns - shift).clamp_min(0)).masked_fill(~mask, pad_token_id)
     return ids, mask.long()
 
 
