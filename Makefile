@@ -40,6 +40,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
+	$(BIN)/snakemake --lint --quiet
 
 format: setup
 	$(BIN)/ruff check --fix .

@@ -29,6 +29,8 @@ rule nll_histogram:
         "logs/nll_histogram/{task}.log",
     benchmark:
         "logs/benchmarks/nll_histogram/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     script:
         "../workflow_scripts/nll_histogram.py"
 
@@ -49,6 +51,8 @@ rule nll_by_time_step:
         "logs/nll_by_time_step/{task}.log",
     benchmark:
         "logs/benchmarks/nll_by_time_step/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         analysis=analysis_view("nll_by_time_step"),
     script:
@@ -71,6 +75,8 @@ rule exposure_bias:
         "logs/exposure_bias/{task}.log",
     benchmark:
         "logs/benchmarks/exposure_bias/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         analysis=analysis_view("exposure_bias"),
     script:
@@ -94,6 +100,8 @@ rule diversity:
         "logs/diversity/{task}.log",
     benchmark:
         "logs/benchmarks/diversity/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         analysis=analysis_view("diversity"),
         runs=diversity_runs,
@@ -118,6 +126,8 @@ rule examples:
         "logs/examples/{task}.log",
     benchmark:
         "logs/benchmarks/examples/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         analysis=analysis_view("examples"),
     script:
@@ -135,6 +145,8 @@ rule human_eval_sheet:
         "logs/human_eval_sheet/{task}.log",
     benchmark:
         "logs/benchmarks/human_eval_sheet/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         analysis=analysis_view("human_eval_sheet"),
     script:
@@ -158,5 +170,7 @@ rule training_curves:
         "logs/training_curves/{task}.log",
     benchmark:
         "logs/benchmarks/training_curves/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     script:
         "../workflow_scripts/training_curves.py"

@@ -24,6 +24,8 @@ rule download_source:
         "logs/download_source/{task}.log",
     benchmark:
         "logs/benchmarks/download_source/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         url=source_url,
         checksum=source_checksum,
@@ -42,6 +44,8 @@ rule prepare_dataset:
         "logs/prepare_dataset/{task}.log",
     benchmark:
         "logs/benchmarks/prepare_dataset/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
@@ -64,6 +68,8 @@ rule train_tokenizer:
         "logs/train_tokenizer/{task}.log",
     benchmark:
         "logs/benchmarks/train_tokenizer/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

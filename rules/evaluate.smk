@@ -20,6 +20,8 @@ for split in EVALUATED_SPLITS:
             f"logs/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log",
         benchmark:
             f"logs/benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
+        conda:
+            "../envs/gold.yaml"
         threads: requested_threads("evaluate")
         resources:
             gpu=requested("evaluate", "gpu"),
@@ -58,6 +60,8 @@ rule lead3:
         "logs/lead3/{task}/{split}.log",
     benchmark:
         "logs/benchmarks/lead3/{task}/{split}.tsv"
+    conda:
+        "../envs/gold.yaml"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),

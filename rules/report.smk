@@ -28,6 +28,8 @@ rule main_table:
         "logs/main_table/main_table.log",
     benchmark:
         "logs/benchmarks/main_table/main_table.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         tasks=EXPERIMENT["tasks"],
         families=task_families,
@@ -53,6 +55,8 @@ rule table1:
         "logs/table1/table1.log",
     benchmark:
         "logs/benchmarks/table1/table1.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
@@ -72,6 +76,8 @@ rule significance:
         "logs/significance/significance.log",
     benchmark:
         "logs/benchmarks/significance/significance.tsv"
+    conda:
+        "../envs/gold.yaml"
     resources:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),
@@ -101,6 +107,8 @@ rule table2:
         "logs/table2/table2.log",
     benchmark:
         "logs/benchmarks/table2/table2.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
@@ -135,6 +143,8 @@ rule objectives_table:
         "logs/objectives_table/objectives_table.log",
     benchmark:
         "logs/benchmarks/objectives_table/objectives_table.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         task_metrics=task_metrics,
         tasks=EXPERIMENT["tasks"],
@@ -159,6 +169,8 @@ rule table4:
         "logs/table4/table4.log",
     benchmark:
         "logs/benchmarks/table4/table4.tsv"
+    conda:
+        "../envs/gold.yaml"
     params:
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
@@ -184,6 +196,8 @@ rule paper_comparison:
         "logs/paper_comparison/paper_comparison.log",
     benchmark:
         "logs/benchmarks/paper_comparison/paper_comparison.tsv"
+    conda:
+        "../envs/gold.yaml"
     resources:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),

@@ -15,6 +15,8 @@ rule train_mle:
         "logs/train_mle/{task}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/train_mle/{task}/seed{seed}.tsv"
+    conda:
+        "../envs/gold.yaml"
     threads: requested_threads("train_mle")
     resources:
         gpu=requested("train_mle", "gpu"),
@@ -39,6 +41,8 @@ rule cache_rewards:
         "logs/cache_rewards/{task}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/cache_rewards/{task}/seed{seed}.tsv"
+    conda:
+        "../envs/gold.yaml"
     threads: requested_threads("cache_rewards")
     resources:
         gpu=requested("cache_rewards", "gpu"),
@@ -66,6 +70,8 @@ rule fine_tune:
         "logs/benchmarks/fine_tune/{task}/{objective}/seed{seed}.tsv"
     wildcard_constraints:
         objective=r"(?!mle\b)[a-z][a-z0-9_]*",  # every objective but mle
+    conda:
+        "../envs/gold.yaml"
     threads: requested_threads("fine_tune")
     resources:
         gpu=requested("fine_tune", "gpu"),
