@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 from settings import demo_spec
 
@@ -20,6 +21,11 @@ from gold_textgen.workflow.views import task_config
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+
+# The in-process tests train and decode models of a few thousand parameters, where intra-op threads only
+# add synchronisation: on a 2-core machine a test ran 4x slower with two threads than with one while a
+# Snakemake job shared the cores. Workflow jobs set their own threads (workflow/runtime.py).
+torch.set_num_threads(1)
 
 
 def run_snakemake(
