@@ -23,11 +23,11 @@ pytestmark = pytest.mark.workflow
 EXPECTED_JOBS = {
     "prepare_dataset": 1,
     "train_tokenizer": 1,
-    "train_mle": 2,
-    "cache_rewards": 2,
-    "fine_tune": 8,
-    "evaluate_test": 10,
-    "evaluate_valid": 10,
+    "train_mle": 3,
+    "cache_rewards": 3,
+    "fine_tune": 6,
+    "evaluate_test": 9,
+    "evaluate_valid": 9,
     "main_table": 1,
     "table1": 1,
     "table2": 1,
@@ -58,7 +58,7 @@ def test_dry_run_shows_the_whole_dag(tmp_path):
 
 def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
     config = yaml.safe_load(smoke_config.read_text())
-    config["experiment"] = {"tasks": ["demo"], "seeds": [1, 2, 3]}
+    config["experiment"].update(tasks=["demo"], seeds=[1, 2, 3])
     smoke_config.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(smoke_config)).stdout)
     assert counts["train_mle"] == counts["cache_rewards"] == 3
@@ -68,7 +68,7 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
 
 
 def test_one_objective_and_seed_is_a_partial_target(tmp_path):
-    counts = job_counts(run_snakemake(tmp_path, "results/models/demo/gold_p/seed2", "-n", "--quiet", "rules").stdout)
+    counts = job_counts(run_snakemake(tmp_path, "results/models/demo/gold_s/seed2", "-n", "--quiet", "rules").stdout)
     assert counts == {"prepare_dataset": 1, "train_tokenizer": 1, "train_mle": 1, "cache_rewards": 1, "fine_tune": 1}
 
 
@@ -87,7 +87,7 @@ def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_confi
     [
         ("results/models/demo/gold_zz/seed1", "objective 'gold_zz' is not defined for task demo (defined: mle, gold_delta"),
         ("results/generations/demo/mle/seed1/test/beam9/sample0.jsonl", "decoder 'beam9' is not defined under decoders"),
-        ("results/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2]"),
+        ("results/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2, 3]"),
         ("results/scores/demo/mle/seed1/valid/topk5/sample9.json", "decoder 'topk5' runs sample1..sample3; sample9 is not one of them"),
         ("results/scores/demo/mle/seed1/test/beam3/sample0.json", "decoder 'beam3' is not run on the test split"),
     ],
