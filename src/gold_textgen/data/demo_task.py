@@ -26,6 +26,7 @@ translations do not depend on the sloppy-annotator settings.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -82,6 +83,22 @@ class Lexicon:
     class_probs: dict[str, np.ndarray]
     target_words: list[str] = field(default_factory=list)
 
+    @cached_property
+    def class_cdfs(self) -> dict[str, np.ndarray]:
+        return {word_class: cumulative(probs) for word_class, probs in self.class_probs.items()}
+
+
+def cumulative(probs) -> np.ndarray:
+    """The normalised cumulative distribution that numpy's `Generator.choice(n, p=probs)` searches."""
+    cdf = np.asarray(probs, dtype=np.float64).cumsum()
+    return cdf / cdf[-1]
+
+
+def draw(rng: np.random.Generator, cdf: np.ndarray) -> int:
+    """`rng.choice(len(cdf), p=probs)` for a precomputed `cdf`: the same single uniform draw and the same
+    index, without validating `probs` on every call (which took most of a split's generation time)."""
+    return int(cdf.searchsorted(rng.random(), side="right"))
+
 
 def _pseudo_words(rng: np.random.Generator, syllables: tuple[list[str], list[str]], count: int) -> list[str]:
     """`count` distinct pronounceable words of 2-3 consonant-vowel syllables, in random order."""
@@ -121,12 +138,13 @@ def _sample_source(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexico
     chunks: list[list[tuple[str, str]]] = []
     used = 0
 
+    chunk_cdf = cumulative(spec.chunk_probs)
+
     def word(word_class: str) -> tuple[str, str]:
-        words = lexicon.words_by_class[word_class]
-        return word_class, words[int(rng.choice(len(words), p=lexicon.class_probs[word_class]))]
+        return word_class, lexicon.words_by_class[word_class][draw(rng, lexicon.class_cdfs[word_class])]
 
     while used < length:
-        kind = int(rng.choice(3, p=spec.chunk_probs))
+        kind = draw(rng, chunk_cdf)
         if kind == 0:
             with_adjective = used + 2 <= length and rng.random() < spec.adjective_prob
             chunk = [word("adjective"), word("noun")] if with_adjective else [word("noun")]
@@ -140,10 +158,11 @@ def _sample_source(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexico
 def _translate(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexicon, chunks) -> list[str]:
     """The clean annotator: synonyms drawn with `synonym_probs`, adjective-noun pairs swapped."""
     target = []
+    synonym_cdf = cumulative(spec.synonym_probs)
     for chunk in chunks:
         ordered = chunk[::-1] if len(chunk) == 2 else chunk
         for _, source_word in ordered:
-            choice = int(rng.choice(len(spec.synonym_probs), p=spec.synonym_probs))
+            choice = draw(rng, synonym_cdf)
             target.append(lexicon.synonyms[source_word][choice])
     return target
 
