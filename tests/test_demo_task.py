@@ -12,8 +12,14 @@ def spec():
     return demo_spec(seed=7, num_train=3000, num_valid=300, num_test=300)
 
 
-def test_same_seed_gives_identical_splits(spec):
-    assert generate_split(spec, "train") == generate_split(spec, "train")
+@pytest.fixture(scope="module")
+def train(spec):
+    """The train split, generated once for the tests that only read it."""
+    return generate_split(spec, "train")
+
+
+def test_same_seed_gives_identical_splits(spec, train):
+    assert generate_split(spec, "train") == train
 
 
 def test_other_seed_gives_other_data(spec):
@@ -26,8 +32,7 @@ def test_split_streams_are_independent_of_other_split_sizes(spec):
     assert generate_split(spec, "test") == generate_split(bigger_train, "test")
 
 
-def test_sloppy_share_matches_config_exactly(spec):
-    train = generate_split(spec, "train")
+def test_sloppy_share_matches_config_exactly(spec, train):
     assert sum(r["sloppy"] for r in train) == round(spec.sloppy_share * spec.num_train)
     assert all(r["num_edits"] >= 1 for r in train if r["sloppy"])
     assert all(r["num_edits"] == 0 for r in train if not r["sloppy"])
@@ -38,8 +43,8 @@ def test_evaluation_references_are_clean_by_default(spec, split):
     assert not any(r["sloppy"] for r in generate_split(spec, split))
 
 
-def test_lengths_stay_within_bounds(spec):
-    lengths = [len(r["source"].split()) for r in generate_split(spec, "train")]
+def test_lengths_stay_within_bounds(spec, train):
+    lengths = [len(r["source"].split()) for r in train]
     assert min(lengths) == spec.min_length and max(lengths) == spec.max_length
     clean_targets = [r for r in generate_split(spec, "test")]
     # Clean translation is word for word: the target has as many words as the source.
