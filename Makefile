@@ -32,9 +32,10 @@ demo: setup
 test: setup lint
 	$(BIN)/pytest
 
-# The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), about a minute.
+# The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), on two pytest workers
+# (each test runs torch on one thread, so two workers keep two cores busy).
 test-fast: setup lint
-	$(BIN)/pytest -m "not workflow"
+	$(BIN)/pytest -m "not workflow" -n 2
 
 lint: setup
 	$(BIN)/ruff check .
