@@ -73,6 +73,14 @@ class DemoTaskSpec:
     def split_sloppy_share(self, split: str) -> float:
         return self.sloppy_share if split == "train" else self.eval_sloppy_share
 
+    @cached_property
+    def chunk_cdf(self) -> np.ndarray:
+        return cumulative(self.chunk_probs)
+
+    @cached_property
+    def synonym_cdf(self) -> np.ndarray:
+        return cumulative(self.synonym_probs)
+
 
 @dataclass
 class Lexicon:
@@ -138,13 +146,11 @@ def _sample_source(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexico
     chunks: list[list[tuple[str, str]]] = []
     used = 0
 
-    chunk_cdf = cumulative(spec.chunk_probs)
-
     def word(word_class: str) -> tuple[str, str]:
         return word_class, lexicon.words_by_class[word_class][draw(rng, lexicon.class_cdfs[word_class])]
 
     while used < length:
-        kind = draw(rng, chunk_cdf)
+        kind = draw(rng, spec.chunk_cdf)
         if kind == 0:
             with_adjective = used + 2 <= length and rng.random() < spec.adjective_prob
             chunk = [word("adjective"), word("noun")] if with_adjective else [word("noun")]
@@ -158,11 +164,10 @@ def _sample_source(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexico
 def _translate(rng: np.random.Generator, spec: DemoTaskSpec, lexicon: Lexicon, chunks) -> list[str]:
     """The clean annotator: synonyms drawn with `synonym_probs`, adjective-noun pairs swapped."""
     target = []
-    synonym_cdf = cumulative(spec.synonym_probs)
     for chunk in chunks:
         ordered = chunk[::-1] if len(chunk) == 2 else chunk
         for _, source_word in ordered:
-            choice = draw(rng, synonym_cdf)
+            choice = draw(rng, spec.synonym_cdf)
             target.append(lexicon.synonyms[source_word][choice])
     return target
 
