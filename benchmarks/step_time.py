@@ -1,8 +1,13 @@
-"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards) and
-policy-gradient updates (1 and 4 samples per input), on the same batches and the same model, measured side
-by side in one run.
+"""Step-time benchmark: one MLE training step against GOLD steps (cached and online rewards), DFT steps
+and policy-gradient updates (1 and 4 samples per input), on the same batches and the same model, measured
+side by side in one run.
 
-    python -m benchmarks.step_time [--config config.yaml] [--task demo] [--steps 30] [--batch-size 64]
+    python -m benchmarks.step_time [--configfile configs/<overlay>.yaml ...] [--task demo] [--steps 30]
+        [--batch-size 64] [--only mle,gold_cached,dft] [--bf16]
+
+The task's model is built from scratch as the config says (overlays merge over config.yaml as
+Snakemake merges them): `--configfile configs/causal_demo.yaml` times the decoder-only path, and
+`--configfile benchmarks/causal_100m.yaml` after it a causal model of about 100M parameters.
 
 Each round runs every kind of step on one batch, in rotating order, from identical weights; the
 reported figure is the median over rounds, after warm-up rounds. A GOLD step adds one forward pass of the
@@ -20,21 +25,23 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
-from gold_textgen.models.transformer import build_scratch_model, count_parameters
+from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.training.fine_tune import on_policy_sampling
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
+from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.runtime import seed_everything, set_threads
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import task_config
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _arguments(label_smoothing: float, bf16: bool = False) -> Seq2SeqTrainingArguments:
@@ -60,18 +67,22 @@ def _timed_step(trainer, model, optimizer, batch) -> float:
     return time.perf_counter() - start
 
 
+CONTENDERS = ("mle", "gold_cached", "gold_online", "dft", "pg_1_samples", "pg_4_samples")
+
+
 def run(
-    config_path: Path, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False, pg_samples=(1, 4)
+    config: dict, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False, only=CONTENDERS
 ) -> dict[str, float]:
-    config = validate_config(yaml.safe_load(config_path.read_text()))
-    task = task_config(config, task_name)
+    task = task_config(validate_config(config), task_name)
     if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
         raise SystemExit("the benchmark builds the demo task and a model from scratch: pick a synthetic task")
     seed_everything(0)
     spec = DemoTaskSpec.from_config({**task["source"], "num_train": examples})
     records = generate_split(spec, "train", build_lexicon(spec))
     tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
-    policy = build_scratch_model(task["model"], tokenizer)
+    policy = initial_model(task["model"], tokenizer)
+    if torch.cuda.is_available():
+        policy.cuda()  # the reward cache below runs on the device the trainers train on
     lengths = (task["max_source_length"], task["max_target_length"])
     cache = token_nll_table(policy, tokenizer, records, *lengths, batch_size)
     dataset = attach_cached_rewards(tokenize_records(records, tokenizer, *lengths), cache)
@@ -96,6 +107,13 @@ def run(
         )
         return trainer, model
 
+    def token_weighted(loss: str):
+        """A loss of the objectives table with no helper model (DFT: each token weighted by its own p)."""
+        settings = ObjectiveSettings.from_config({**task["gold"], **defaults("objective", loss=loss)})
+        model = copy.deepcopy(policy)
+        trainer = FineTuneTrainer(model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, gold=settings)
+        return trainer, model
+
     def policy_gradient(samples_per_input: int):
         """An on-policy update every step (the odd updates of the interleaved schedule)."""
         objective = defaults("objective", loss="policy_gradient", baseline=0.05, samples_per_input=samples_per_input)
@@ -108,10 +126,19 @@ def run(
         trainer.state.global_step = 1
         return trainer, model
 
-    mle_model = copy.deepcopy(policy)
-    mle_trainer = Seq2SeqTrainer(model=mle_model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer)
-    contenders = {"mle": (mle_trainer, mle_model), "gold_cached": gold("cached"), "gold_online": gold("online")}
-    contenders |= {f"pg_{n}_samples": policy_gradient(n) for n in pg_samples}
+    def mle():
+        model = copy.deepcopy(policy)
+        return Seq2SeqTrainer(model=model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer), model
+
+    builders = {
+        "mle": mle,
+        "gold_cached": lambda: gold("cached"),
+        "gold_online": lambda: gold("online"),
+        "dft": lambda: token_weighted("dft"),
+        "pg_1_samples": lambda: policy_gradient(1),
+        "pg_4_samples": lambda: policy_gradient(4),
+    }
+    contenders = {name: builders[name]() for name in CONTENDERS if name in only or name == "mle"}  # MLE: the yardstick
     for trainer, _ in contenders.values():
         trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
     optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, (_, model) in contenders.items()}
@@ -122,7 +149,7 @@ def run(
         for name in names[first:] + names[:first]:  # rotate who goes first
             trainer, model = contenders[name]
             model.train()
-            inputs = {k: v for k, v in batch.items() if name != "mle" or k != "reward_logprobs"}
+            inputs = {k: v for k, v in batch.items() if name != "mle" or k != REWARD_FIELD}
             elapsed = _timed_step(trainer, model, optimizers[name], inputs)
             if round_index >= warmup:
                 times[name].append(elapsed)
@@ -132,17 +159,16 @@ def run(
     print(f"device: {device}, torch threads {torch.get_num_threads()}, bf16 {bf16}, architecture {task['model']['architecture']}")
     for name, value in medians.items():
         print(f"{name:14s} median step {1000 * value:8.2f} ms")
-    print(f"ratio gold_cached / mle = {medians['gold_cached'] / medians['mle']:.3f}")
-    print(f"ratio gold_online / mle = {medians['gold_online'] / medians['mle']:.3f}")
-    for n in pg_samples:
-        ratio = medians[f"pg_{n}_samples"] / medians["mle"]
-        print(f"ratio pg_{n}_samples / mle = {ratio:.3f}  (a policy-gradient update, {n} sample(s) per input)")
+    for name, value in medians.items():
+        if name != "mle":
+            print(f"ratio {name} / mle = {value / medians['mle']:.3f}")
     return medians
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("config.yaml"))
+    parser.add_argument("--config", type=Path, default=REPO / "config.yaml", help="the base config")
+    parser.add_argument("--configfile", action="append", default=[], help="an overlay merged over it (repeatable)")
     parser.add_argument("--task", default="demo")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
@@ -150,11 +176,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--examples", type=int, default=2000, help="training examples generated to draw batches from")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPU)")
-    parser.add_argument("--pg-samples", default="1,4", help="samples per input of the timed policy-gradient updates")
+    parser.add_argument("--only", default=",".join(CONTENDERS), help=f"the steps to time, comma-separated, of {', '.join(CONTENDERS)}")
     args = parser.parse_args(argv)
     set_threads(args.threads)
-    pg_samples = tuple(int(n) for n in args.pg_samples.split(","))
-    run(args.config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16, pg_samples)
+    only = tuple(name.strip() for name in args.only.split(","))
+    unknown = sorted(set(only) - set(CONTENDERS))
+    if unknown:
+        parser.error(f"--only: unknown step(s) {', '.join(unknown)} (known: {', '.join(CONTENDERS)})")
+    config = merged_config(args.config, args.configfile)
+    run(config, args.task, args.steps, args.warmup, args.batch_size, args.examples, args.bf16, only)
 
 
 if __name__ == "__main__":

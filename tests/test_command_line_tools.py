@@ -3,6 +3,7 @@
 import pytest
 
 from benchmarks import decoding as bench_decoding
+from benchmarks import step_time as bench_step_time
 from gold_textgen.workflow import cluster
 
 
@@ -21,3 +22,10 @@ def test_a_slurm_run_without_slurms_commands_is_refused_up_front(monkeypatch):
     assert cluster.slurm_client_problem("local") is None
     monkeypatch.setattr(cluster.shutil, "which", lambda command: f"/usr/bin/{command}")
     assert cluster.slurm_client_problem("slurm") is None
+
+
+def test_bench_step_time_names_an_unknown_step(capsys):
+    with pytest.raises(SystemExit):
+        bench_step_time.main(["--only", "mle,dft,gold_sometimes"])
+    error = capsys.readouterr().err
+    assert "unknown step(s) gold_sometimes" in error and "gold_cached" in error

@@ -6,7 +6,7 @@ import yaml
 
 from gold_textgen.data.sources import local_source_files
 from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.layers import config_layers, take_switched_sources, where_set
+from gold_textgen.workflow.layers import config_layers, merged_config, take_switched_sources, where_set
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import ANALYSIS_READS, analysis_settings, analysis_view, decoder_view, task_config, training_view
 
@@ -282,3 +282,14 @@ def test_the_training_loggers_are_transformers_own_with_the_same_availability():
     for name in set(TRACKER_MODULES) - {"kubeflow", "comet_ml", "azure_ml"}:  # those three also read the environment
         assert (logger_problem(name) is None) == (name in available), name
     assert logger_problem("tensorboard") is None and logger_problem("none") is None
+
+
+def test_merged_config_layers_overlays_as_snakemake_does(tmp_path):
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"tasks": {"demo": {"model": {"d_model": 768}}}}))
+    base = yaml.safe_load((REPO / "config.yaml").read_text())
+    merged = merged_config(REPO / "config.yaml", [REPO / "configs" / "causal_demo.yaml", overlay])
+    model = merged["tasks"]["demo"]["model"]
+    assert model["architecture"] == "causal" and model["d_model"] == 768 and model["decoder_layers"] == 4
+    assert merged["tasks"]["demo"]["gold"] == base["tasks"]["demo"]["gold"]  # untouched keys stay
+    assert merged_config(REPO / "config.yaml") == base

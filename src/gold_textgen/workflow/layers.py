@@ -19,6 +19,17 @@ def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapp
     return layers
 
 
+def merged_config(base: Path, overlays: Sequence[str | Path] = ()) -> dict:
+    """config.yaml with each overlay merged over it, as `snakemake --configfile ...` merges them (before
+    validation: pass the result to schema.validate_config)."""
+    layers = config_layers(base, overlays)
+    config: dict = {}
+    for _, layer in layers:
+        config = _deep_merge(config, layer)
+    take_switched_sources(config, layers)
+    return config
+
+
 def where_set(layers: Sequence[tuple[str, dict]], key_path: Sequence[str | int]) -> str | None:
     """The last layer that sets `key_path`, or else the longest part of it (None: only schema defaults)."""
     for length in range(len(key_path), 0, -1):
