@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from filelock import FileLock
 from settings import demo_spec
 
 from gold_textgen.data.demo_task import generate_split
@@ -47,12 +48,25 @@ def run_snakemake(
     return result
 
 
+def session_folder(tmp_path_factory, worker_id: str) -> Path:
+    """A folder every pytest-xdist worker of this session sees (the workers' base folders share a parent
+    that belongs to this session only), or the base folder when there are no workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory):
-    """The smoke experiment run for real once per test session; the workflow and SLURM tests inspect its
+def tiny_run(tmp_path_factory, worker_id):
+    """The smoke experiment run for real once per test session, however many xdist workers ask for it (the
+    first builds it under a lock, the others wait and reuse it); the workflow and SLURM tests inspect its
     outputs (or copy it before changing anything)."""
-    workdir = tmp_path_factory.mktemp("run")
-    run_snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    shared = session_folder(tmp_path_factory, worker_id)
+    workdir, finished = shared / "tiny_run", shared / "tiny_run.finished"
+    with FileLock(shared / "tiny_run.lock"):
+        if not finished.exists():
+            shutil.rmtree(workdir, ignore_errors=True)  # a failed attempt of another worker
+            run_snakemake(workdir, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+            finished.touch()
     return workdir
 
 
