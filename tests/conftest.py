@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,12 @@ def run_snakemake(
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """Jobs per rule, from the 'Job stats' table of a dry run's output."""
+    table = dry_run_output.split("Job stats:")[1].split("total")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, flags=re.M)}
 
 
 def session_folder(tmp_path_factory, worker_id: str) -> Path:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
-from test_workflow import job_counts
+from conftest import REPO, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 TEST_SIZED = {

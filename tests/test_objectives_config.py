@@ -2,8 +2,7 @@
 
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
-from test_workflow import job_counts
+from conftest import REPO, job_counts, run_snakemake
 
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import analysis_settings, uses_mle_rewards

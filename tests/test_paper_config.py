@@ -7,8 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-from conftest import REPO, run_snakemake
-from test_workflow import job_counts
+from conftest import REPO, job_counts, run_snakemake
 from transformers import GenerationConfig
 
 from gold_textgen.evaluation.decoding import generation_config

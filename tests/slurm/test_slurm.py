@@ -38,15 +38,6 @@ def cluster():
         pytest.skip("no SLURM cluster answers (bash tests/slurm/start_cluster.sh starts one)")
 
 
-def experiment_config(folder: Path) -> Path:
-    """The smoke experiment cut to MLE and GOLD-s without the decoding sweep: every kind of job, few jobs."""
-    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    config["experiment"].update(objectives=["mle", "gold_s"], sweep_decoders=[])
-    path = folder / "experiment.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def cluster_profile(folder: Path, **settings) -> Path:
     """profiles/slurm as shipped (the test cluster has its `cpu` and `gpu` partitions), polling faster,
     with `settings` (profile keys, `_` for `-`) on top."""
@@ -82,70 +73,20 @@ def cancel_jobs_in(workdir: Path) -> None:
         subprocess.run(["scancel", *ids], timeout=30, check=False)
 
 
-@pytest.fixture(scope="module")
-def slurm_and_local_runs(cluster, tmp_path_factory, tiny_run):
-    """The cut-down experiment through SLURM, beside the session's local smoke run (the same models and
-    test outputs for MLE and GOLD-s)."""
-    folder = tmp_path_factory.mktemp("slurm")
-    config = experiment_config(folder)
-    slurm_dir = folder / "slurm_run"
-    try:
-        profile = str(cluster_profile(folder))
-        run_snakemake(slurm_dir, "--profile", profile, "--configfile", str(config), timeout=1200, env={"CUDA_VISIBLE_DEVICES": None})
-    finally:
-        cancel_jobs_in(slurm_dir)
-    return slurm_dir, tiny_run
-
-
-def test_every_job_ran_as_a_slurm_job(slurm_and_local_runs):
-    slurm_dir, _ = slurm_and_local_runs
-    records = job_records(slurm_dir)
-    for rule in (*GPU_RULES, *CPU_RULES):
-        assert records.get(rule), f"no job log of {rule}"
-        for facts in records[rule]:
-            assert re.fullmatch(r"\d+", facts["slurm_job_id"]), f"{rule} did not run under SLURM: {facts}"
-            expected = "gpu" if rule in GPU_RULES else "cpu"
-            assert facts["slurm_partition"] == expected, f"{rule} ran in partition {facts['slurm_partition']}, not {expected}"
-
-
-def test_the_jobs_are_named_with_the_profiles_prefix(slurm_and_local_runs):
-    """Every job of a run is named `<slurm-jobname-prefix>_<run id>`, the name the driver prints."""
-    driver_logs = "".join(log.read_text() for log in (slurm_and_local_runs[0] / ".snakemake" / "log").glob("*.snakemake.log"))
-    assert re.search(r"SLURM run ID: gold_[0-9a-f-]{36}", driver_logs), "the driver named no run with the profile's prefix"
-
-
-def test_gpu_jobs_got_a_gpu_from_slurm_and_cpu_jobs_none(slurm_and_local_runs):
-    records = job_records(slurm_and_local_runs[0])
-    for rule in GPU_RULES:
-        for facts in records[rule]:
-            assert re.fullmatch(r"\d+(,\d+)*", facts["cuda_visible_devices"]), f"{rule} got no GPU: {facts}"
-    for rule in CPU_RULES:
-        for facts in records[rule]:
-            assert facts["cuda_visible_devices"] == "-", f"{rule} was given a GPU: {facts}"
-
-
-def test_slurm_results_equal_a_local_run(slurm_and_local_runs):
-    slurm_dir, local_dir = slurm_and_local_runs
-    scores = sorted(p.relative_to(slurm_dir) for p in (slurm_dir / "results" / "scores").rglob("*.json"))
-    assert len(scores) == 2  # MLE and GOLD-s, test set, greedy, seed 1
-    for relative in scores:
-        assert json.loads((slurm_dir / relative).read_text()) == json.loads((local_dir / relative).read_text())
-    for model in ("mle", "gold_s"):
-        weights = f"results/models/demo/{model}/seed1/model.safetensors"
-        assert (slurm_dir / weights).read_bytes() == (local_dir / weights).read_bytes()
-
-
 # Job arrays: the two MLE runs of a two-seed experiment are ready at the same moment (when the tokenizer
 # is), and the plugin submits them as one `sbatch --array`. Their evaluations are arrayed too when both
-# models end in the same scheduling round, which depends on timing, so the test does not count on it.
+# models end in the same scheduling round, which depends on timing, so the tests do not count on it.
+# Fine-tuning, reward caching and the CPU rules go out as jobs of their own.
 ARRAY_RULES = "train_mle,evaluate_test,evaluate_valid"
 
 
 @pytest.fixture(scope="module")
-def slurm_array_run(cluster, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("slurm_arrays")
+def slurm_run(cluster, tmp_path_factory):
+    """The smoke experiment cut to MLE and GOLD-s on seeds 1 and 2 without the decoding sweep (every kind
+    of job, few jobs) through SLURM, the rules above as job arrays."""
+    folder = tmp_path_factory.mktemp("slurm")
     config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
-    config["experiment"].update(objectives=["mle"], seeds=[1, 2], sweep_decoders=[])
+    config["experiment"].update(objectives=["mle", "gold_s"], seeds=[1, 2], sweep_decoders=[])
     (folder / "experiment.yaml").write_text(yaml.safe_dump(config))
     workdir = folder / "run"
     try:
@@ -158,24 +99,50 @@ def slurm_array_run(cluster, tmp_path_factory):
     return workdir
 
 
-def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_array_run):
-    training = job_records(slurm_array_run)["train_mle"]
+def test_every_job_ran_as_a_slurm_job(slurm_run):
+    records = job_records(slurm_run)
+    for rule in (*GPU_RULES, *CPU_RULES):
+        assert records.get(rule), f"no job log of {rule}"
+        for facts in records[rule]:
+            assert re.fullmatch(r"\d+", facts["slurm_job_id"]), f"{rule} did not run under SLURM: {facts}"
+            expected = "gpu" if rule in GPU_RULES else "cpu"
+            assert facts["slurm_partition"] == expected, f"{rule} ran in partition {facts['slurm_partition']}, not {expected}"
+
+
+def test_the_jobs_are_named_with_the_profiles_prefix(slurm_run):
+    """Every job of a run is named `<slurm-jobname-prefix>_<run id>`, the name the driver prints."""
+    driver_logs = "".join(log.read_text() for log in (slurm_run / ".snakemake" / "log").glob("*.snakemake.log"))
+    assert re.search(r"SLURM run ID: gold_[0-9a-f-]{36}", driver_logs), "the driver named no run with the profile's prefix"
+
+
+def test_gpu_jobs_got_a_gpu_from_slurm_and_cpu_jobs_none(slurm_run):
+    records = job_records(slurm_run)
+    for rule in GPU_RULES:
+        for facts in records[rule]:
+            assert re.fullmatch(r"\d+(,\d+)*", facts["cuda_visible_devices"]), f"{rule} got no GPU: {facts}"
+    for rule in CPU_RULES:
+        for facts in records[rule]:
+            assert facts["cuda_visible_devices"] == "-", f"{rule} was given a GPU: {facts}"
+
+
+def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_run):
+    training = job_records(slurm_run)["train_mle"]
     arrays = {facts["slurm_array_job_id"] for facts in training}
     assert len(training) == 2 and len(arrays) == 1, f"the two MLE runs were not one array: {training}"
     assert re.fullmatch(r"\d+", arrays.pop()), f"the MLE runs were not array tasks: {training}"
     assert sorted(facts["slurm_array_task_id"] for facts in training) == ["1", "2"]
 
 
-def test_an_array_task_gives_what_a_job_of_its_own_gives(slurm_array_run, tiny_run):
-    """Seed 1's MLE model and its test score, submitted as an array task, equal the local run's."""
-    weights = "results/models/demo/mle/seed1/model.safetensors"
-    assert (slurm_array_run / weights).read_bytes() == (tiny_run / weights).read_bytes()
-    scores = sorted(
-        p.relative_to(slurm_array_run) for p in (slurm_array_run / "results" / "scores" / "demo" / "mle" / "seed1").rglob("*.json")
-    )
-    assert scores
+def test_slurm_results_equal_a_local_run(slurm_run, tiny_run):
+    """Seed 1's models and test scores equal the session's local smoke run's: GOLD-s, fine-tuned in a
+    SLURM job of its own, and the MLE model it starts from, trained as an array task."""
+    scores = sorted(p.relative_to(slurm_run) for p in (slurm_run / "results" / "scores").rglob("seed1/**/*.json"))
+    assert len(scores) == 2  # MLE and GOLD-s, test set, greedy, seed 1
     for relative in scores:
-        assert json.loads((slurm_array_run / relative).read_text()) == json.loads((tiny_run / relative).read_text())
+        assert json.loads((slurm_run / relative).read_text()) == json.loads((tiny_run / relative).read_text())
+    for model in ("mle", "gold_s"):
+        weights = f"results/models/demo/{model}/seed1/model.safetensors"
+        assert (slurm_run / weights).read_bytes() == (tiny_run / weights).read_bytes()
 
 
 def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(cluster, tmp_path):

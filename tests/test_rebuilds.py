@@ -1,0 +1,119 @@
+"""What a change reruns: Snakemake redoes exactly the jobs a changed setting, file or deleted output
+affects (on copies of the session's smoke run), and a partial target builds only its ancestors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, job_counts, run_snakemake
+
+pytestmark = pytest.mark.workflow
+
+TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "fine_tune"}
+
+
+def test_partial_target_builds_only_its_ancestors(tmp_path):
+    result = run_snakemake(tmp_path, "results/tokenizers/demo", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert (tmp_path / "results/tokenizers/demo/tokenizer.json").exists()
+    assert not (tmp_path / "results/models").exists()
+    assert "train_mle" not in result.stderr
+
+
+def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["tasks"]["demo"]["generation"]["length_penalty"] = 0.5
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    assert not TRAINING_RULES & set(counts)
+    # every model's evaluation on both splits, and everything that reads them
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == 5  # MLE, the control and three GOLD models
+    downstream = {"main_table", "table1", "table2", "exposure_bias", "diversity", "examples", "human_eval_sheet", "objectives_table", "all"}
+    downstream.add("significance")  # it reads the test outputs
+    downstream |= {"nll_histogram", "nll_by_time_step"}  # their token NLL files are rewritten by the same jobs
+    assert set(counts) == {"evaluate_test", "evaluate_valid"} | downstream
+    assert all(counts[rule] == 1 for rule in downstream)
+
+
+def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["decoders"] = {**config["decoders"], "beam3": {"num_beams": 4}}
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    # each model's dev runs, and the tables that read them; the analyses read test outputs
+    assert counts == {"evaluate_valid": 5, "table2": 1, "objectives_table": 1, "all": 1}
+
+
+def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_path):
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["analysis"]["num_examples"] = 4
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    assert counts == {"examples": 1, "all": 1}
+
+
+def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
+    """Snakemake leaves a missing intermediate alone while everything after it is up to date; asking for the
+    deleted model retrains that one job, and the next run redoes only what depends on it."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    smoke = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
+    shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
+    model = job_counts(run_snakemake(workdir, "results/models/demo/gold_p/seed1", "-n", "--quiet", "rules", *smoke).stdout)
+    assert model == {"fine_tune": 1}
+    run_snakemake(workdir, "results/models/demo/gold_p/seed1", "--cores", "2", *smoke)
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *smoke).stdout)
+    assert not {"fine_tune", "train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
+    # GOLD-p's own evaluation jobs, one per split
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == 1
+    assert counts["table1"] == counts["table2"] == counts["nll_histogram"] == 1
+
+
+def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_path):
+    """Adding a baseline and the paper's numbers to a finished run only scores lead-3 and builds the
+    comparison (the numbers below are made up for the test; configs/paper.yaml holds the paper's)."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    reported = {"mle": {"bleu": 10.0, "perplexity": 3.0}, "gold_s": {"bleu": 20.0, "rouge2": 5.0}, "lead3": {"rouge2": 1.0}}
+    overlay = tmp_path / "compare.yaml"
+    overlay.write_text(
+        yaml.safe_dump({"tasks": {"demo": {"baselines": ["lead3"], "paper_results": [{"table": "T", "model": "M", "results": reported}]}}})
+    )
+    targets = ("results/tables/paper_comparison.csv", "results/baselines/demo/lead3/test.json")
+    configs = ("--configfile", str(REPO / "configs" / "smoke.yaml"), str(overlay))
+    assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs).stdout) == {"lead3": 1, "paper_comparison": 1}
+    run_snakemake(workdir, *targets, "--cores", "1", *configs)
+
+    table = pd.read_csv(workdir / "results/tables/paper_comparison.csv")
+    assert len(table) == 5
+    main = pd.read_csv(workdir / "results/tables/main.csv", dtype={"seed": str})
+    for objective, metric in (("mle", "bleu"), ("mle", "perplexity"), ("gold_s", "bleu")):
+        row = table[(table["objective"] == objective) & (table["metric"] == metric)].iloc[0]
+        ours = main[(main["objective"] == objective) & (main["seed"] == "mean")].iloc[0][metric]
+        assert row["ours"] == pytest.approx(ours, rel=1e-3)
+        assert row["difference"] == pytest.approx(ours - reported[objective][metric], rel=1e-3)
+        assert row["ours_ci_low"] <= row["ours"] <= row["ours_ci_high"]
+    lead3 = json.loads((workdir / "results/baselines/demo/lead3/test.json").read_text())
+    assert table[table["objective"] == "lead3"].iloc[0]["ours"] == pytest.approx(lead3["rouge2"], rel=1e-3)
+    assert "| demo | T | test, greedy | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()
+
+
+def test_the_end_of_the_workflow_warns_of_references_mostly_unknown_to_the_tokenizer(tiny_run, tmp_path):
+    """A score file reporting 40% `<unk>` references: the rebuilt table's run ends with the warning."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    score = workdir / "results/scores/demo/mle/seed1/test/greedy/sample0.json"
+    assert json.loads(score.read_text())["unk_rate"] < 5.0  # the smoke run's own vocabulary covers its data
+    score.write_text(json.dumps({**json.loads(score.read_text()), "unk_rate": 40.0}))
+    result = run_snakemake(workdir, "results/tables/main.csv", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert "WARNING: task demo, test split: 40.0% of the reference tokens are <unk>" in result.stderr
