@@ -29,8 +29,13 @@ demo: setup
 	@-$(BIN)/python -m gold_textgen.analysis.demo_signatures
 	@echo "All scores: results/tables/main.md; figures: results/figures/; report: .venv/bin/snakemake --report report.html"
 
+# The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
+# the smoke run built once for all of them (tests/conftest.py). Three workers on two cores, because the
+# SLURM tests spend most of their time waiting for the scheduler while the others compute.
+TEST_WORKERS ?= 3
+
 test: setup lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).
