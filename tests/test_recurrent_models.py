@@ -115,7 +115,7 @@ def train_briefly(model, tokenizer, records, steps: int, features=()):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return float(loss)
+    return float(loss.detach())
 
 
 @pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])

@@ -20,7 +20,7 @@ TINY = {"embedding_dim": 16, "encoder_hidden": 32, "decoder_hidden": 32, "attent
 def run_overlay(tmp_path: Path, overlay: dict, task: str) -> Path:
     """Trains, evaluates and tabulates the overlay's models: the targets check_outputs reads. The other
     analyses read only files (generations, token NLL), whatever the model family, and the smoke run
-    (tests/test_workflow.py) builds every one of them."""
+    (tests/test_smoke_outputs.py) builds every one of them."""
     path = tmp_path / "overlay.yaml"
     path.write_text(yaml.safe_dump(overlay))
     targets = ["results/tables/table1_main.csv", "results/tables/table2_decoding.csv", f"results/figures/{task}/nll_histogram.png"]
