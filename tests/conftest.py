@@ -18,6 +18,7 @@ from settings import demo_spec
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.logs import freeze_imported_objects
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import task_config
 
@@ -28,6 +29,9 @@ SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 # add synchronisation: on a 2-core machine a test ran 4x slower with two threads than with one while a
 # Snakemake job shared the cores. Workflow jobs set their own threads (workflow/runtime.py).
 torch.set_num_threads(1)
+# The test processes hold torch's and transformers' objects for their whole life, as a workflow step does:
+# out of the collector's reach, as there (gold_textgen.workflow.logs.freeze_imported_objects).
+freeze_imported_objects()
 
 
 def run_snakemake(

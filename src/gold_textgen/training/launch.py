@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from ..workflow.logs import freeze_imported_objects
 from .fine_tune import fine_tune
 from .mle import train_mle
 from .trainer import TrainingJob
@@ -90,6 +91,7 @@ def run_training(kind: str, job: TrainingJob, processes: int = 1, **extra) -> di
 
 
 def main(argv: list[str] | None = None) -> None:
+    freeze_imported_objects()  # a torchrun worker is a job process of its own
     spec_path = Path((argv or sys.argv[1:])[0])
     kind, job, extra = spec_to_job(json.loads(spec_path.read_text()))
     rank = int(os.environ.get("RANK", "0"))
