@@ -80,9 +80,9 @@ def job_environment() -> str:
 
 
 def slurm_partition() -> str:
-    """The job's SLURM partition (`-` outside SLURM). SLURM_JOB_PARTITION is missing from the environment of
-    some array tasks (seen with SLURM 22.05: the tasks given a job id of their own when the array splits),
-    so those ask scontrol."""
+    """The job's SLURM partition (`-` outside SLURM). SLURM_JOB_PARTITION was missing from the environment of
+    some array tasks the executor plugin submitted (SLURM 22.05: tasks split off the array with a job id of
+    their own), so a job without it asks scontrol."""
     if "SLURM_JOB_PARTITION" in os.environ or "SLURM_JOB_ID" not in os.environ:
         return os.environ.get("SLURM_JOB_PARTITION", "-")
     try:
