@@ -291,5 +291,7 @@ def test_merged_config_layers_overlays_as_snakemake_does(tmp_path):
     merged = merged_config(REPO / "config.yaml", [REPO / "configs" / "causal_demo.yaml", overlay])
     model = merged["tasks"]["demo"]["model"]
     assert model["architecture"] == "causal" and model["d_model"] == 768 and model["decoder_layers"] == 4
-    assert merged["tasks"]["demo"]["gold"] == base["tasks"]["demo"]["gold"]  # untouched keys stay
+    assert merged["tasks"]["demo"]["objectives"] == base["tasks"]["demo"]["objectives"]  # untouched keys stay
+    gold, base_gold = merged["tasks"]["demo"]["gold"], base["tasks"]["demo"]["gold"]
+    assert gold["sync_every"] == 100 != base_gold["sync_every"] and gold["horizon"] == base_gold["horizon"]  # merged key by key
     assert merged_config(REPO / "config.yaml") == base
