@@ -70,9 +70,13 @@ def scratch_parameters(model: dict) -> int:
 
 
 def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
-    """Training pairs of a source, counted up to `cap` (a local file's lines; a missing file or a public corpus counts as `cap`)."""
+    """Training pairs of a source, counted up to `cap` (a local file's lines; a public corpus's training lines
+    where `line_ranges` keeps some; a missing file or a whole public corpus counts as `cap`)."""
     if source["kind"] == "synthetic":
         return source["num_train"]
+    if "train" in source.get("line_ranges", {}):  # e.g. configs/nqg_real.yaml's 7,965 pairs of NQG's dev file
+        first, last = source["line_ranges"]["train"]
+        return min(cap, last - first + 1)
     if source["kind"] != "local":
         return cap  # the public corpora (NQG, CNN/DM, XSum, IWSLT14) all have 86k or more training pairs
     path = Path(source["train"] + (source["suffixes"][0] if source.get("format") == "parallel" else ""))
