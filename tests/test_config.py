@@ -295,3 +295,34 @@ def test_merged_config_layers_overlays_as_snakemake_does(tmp_path):
     gold, base_gold = merged["tasks"]["demo"]["gold"], base["tasks"]["demo"]["gold"]
     assert gold["sync_every"] == 100 != base_gold["sync_every"] and gold["horizon"] == base_gold["horizon"]  # merged key by key
     assert merged_config(REPO / "config.yaml") == base
+
+
+def nqg_task(config: dict, **source) -> dict:
+    task = config["tasks"]["demo"]
+    one_file = dict.fromkeys(("train", "valid", "test"), "dev")
+    task["source"] = {"kind": "nqg_zhou2017", "directory": "release", "prefixes": one_file, **source}
+    return config
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            {"sentence_split": {"valid": 5, "test": 5}, "line_ranges": {"train": [1, 10]}},
+            r"tasks\.demo\.source\.line_ranges: set it or sentence_split, not both",
+        ),
+        (
+            {"sentence_split": {"valid": 5, "test": 5}, "prefixes": {"train": "train.txt", "valid": "dev", "test": "dev"}},
+            r"tasks\.demo\.source\.prefixes: sentence_split divides one file among the splits, but they read train train\.txt, valid dev",
+        ),
+        ({"sentence_split": {"valid": 5}}, r"tasks\.demo\.source\.sentence_split: 'test' is a required property"),
+    ],
+)
+def test_a_sentence_split_reads_one_file_and_no_line_ranges(config, source, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_config(nqg_task(config, **source))
+
+
+def test_a_sentence_split_draws_with_seed_zero_unless_told(config):
+    source = validate_config(nqg_task(config, sentence_split={"valid": 5, "test": 5}))["tasks"]["demo"]["source"]
+    assert source["sentence_split"] == {"valid": 5, "test": 5, "seed": 0} and source["line_ranges"] == {}

@@ -3,7 +3,7 @@ class asks for what its jobs need."""
 
 import pytest
 
-from gold_textgen.workflow.resources import GPU_STAGES, REQUESTS, size_class, stage_request
+from gold_textgen.workflow.resources import GPU_STAGES, REQUESTS, size_class, stage_request, training_examples
 
 SMALL_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 64, "ffn_dim": 128, "encoder_layers": 2, "decoder_layers": 2}
 SYNTHETIC = {"kind": "synthetic", "num_train": 20000}
@@ -37,6 +37,17 @@ def task(model=SMALL_MODEL, source=SYNTHETIC) -> dict:
 )
 def test_size_classes(settings, expected):
     assert size_class(settings) == expected
+
+
+def test_a_sentence_split_counts_the_file_less_its_dev_and_test_pairs(tmp_path):
+    """configs/nqg_real.yaml: 8,965 pairs of the release's dev file less 1,000 held out, a small task; the
+    same source without its folder at hand is sized as a whole corpus."""
+    (tmp_path / "dev.source.txt").write_text("a sentence .\n" * 8965)
+    held_out = {"valid": 500, "test": 500, "seed": 0}
+    source = {"kind": "nqg_zhou2017", "directory": str(tmp_path), "prefixes": {"train": "dev"}, "sentence_split": held_out}
+    assert training_examples(source) == 7965
+    assert size_class(task(source=source)) == "small"
+    assert size_class(task(source={**source, "directory": str(tmp_path / "absent")})) == "medium"
 
 
 def test_a_local_corpus_is_counted_up_to_the_medium_threshold(tmp_path):

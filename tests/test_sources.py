@@ -5,7 +5,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from source_fixtures import cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
+from source_fixtures import NQG_EXAMPLES, cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
 
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
 from gold_textgen.data.records import SPLITS, DataFormatError
@@ -245,6 +245,44 @@ def test_the_real_dev_split_gives_nqg_pp_its_word_features(tmp_path):
         for name, tags in record["token_features"].items():
             assert len(tags) == len(words) and set(tags) <= set(FEATURE_TAGS[name]), (record["id"], name)
         assert record["answer"] == " ".join(w for w, t in zip(words, record["token_features"]["answer"], strict=True) if t != "O")
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_a_sentence_split_of_the_real_dev_file_keeps_every_held_out_sentence_out_of_training():
+    """The release's dev file asks up to 14 questions of one sentence; line ranges put most held-out
+    sentences in training too, sentence_split none."""
+    prefixes = dict.fromkeys(SPLITS, "dev.txt.shuffle.dev")
+    source = {"kind": "nqg_zhou2017", "directory": str(REAL_NQG_DEV), "member_prefix": "", "prefixes": prefixes, "answer_markers": None}
+    source = resolved(source)
+    split = load_source_splits({**source, "sentence_split": {"valid": 500, "test": 500, "seed": 0}}, SPLITS)
+    sentences = {name: {r["source"] for r in records} for name, records in split.items()}
+    assert not sentences["train"] & sentences["valid"] and not sentences["train"] & sentences["test"]
+    assert not sentences["valid"] & sentences["test"]
+    assert all(500 <= len(split[name]) < 515 for name in ("valid", "test"))  # whole sentence groups: a few over
+    # every pair is in one split, but for the training pairs over 100 words (dropped like FocusSeq2Seq)
+    text = (REAL_NQG_DEV / "dev.txt.shuffle.dev.source.txt").read_bytes().decode("utf-8")
+    lines = [" ".join(release_tokens(line.rstrip("\r"))) for line in text.split("\n")[:-1]]
+    held_out = sentences["valid"] | sentences["test"]
+    long_training = sum(1 for line in lines if len(line.split(" ")) > 100 and line not in held_out)
+    assert sum(len(records) for records in split.values()) + long_training == len(lines) == 8965
+    ranged = load_source_splits({**source, "line_ranges": {"train": [1, 7965], "test": [8466, 8965]}}, ["train", "test"])
+    leaked = {r["source"] for r in ranged["test"]} & {r["source"] for r in ranged["train"]}
+    assert len(leaked) > 250  # what the split is for: 311 of the 500 test sentences when cut by lines
+
+
+def test_a_sentence_split_keeps_a_sentences_questions_together(tmp_path):
+    """Three questions of one sentence and two of another, in a one-file release: each sentence's
+    questions land in one split, the ids name the file's lines."""
+    asked = [NQG_EXAMPLES[0]] * 3 + [NQG_EXAMPLES[1]] * 2 + [NQG_EXAMPLES[2]]
+    asked = [(sentence, tags, f"{question} {i}") for i, (sentence, tags, question) in enumerate(asked)]
+    archive = nqg_zip(tmp_path / "r.zip", examples=asked)
+    source = nqg_source(prefixes=dict.fromkeys(SPLITS, "dev.txt.shuffle.dev"), sentence_split={"valid": 1, "test": 1})
+    assert source["sentence_split"]["seed"] == 0
+    splits = load_source_splits(source, SPLITS, archive=archive)
+    assert sorted(r["id"].split("-")[1] for records in splits.values() for r in records) == [str(i) for i in range(1, 7)]
+    for records in splits.values():
+        assert len({r["source"] for r in records}) == 1  # one sentence each: all of its questions
+    assert sorted(len(records) for records in splits.values()) == [1, 2, 3]
 
 
 def test_tag_files_out_of_step_with_the_sentences_name_member_and_line(tmp_path):

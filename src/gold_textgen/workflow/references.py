@@ -117,6 +117,7 @@ def check_references(config: dict) -> None:
                 raise ConfigError(
                     f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
                 )
+        _check_sentence_split(name, source)
         _check_vocabulary(name, task)
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
@@ -156,6 +157,21 @@ def _check_recurrent_model(name: str, task: dict) -> None:
         )
     if model["encoder_hidden"] % 2:
         raise ConfigError(f"config key tasks.{name}.model.encoder_hidden: must be even (two directions of half of it)")
+
+
+def _check_sentence_split(name: str, source: dict) -> None:
+    """`sentence_split` divides one file among the three splits, so they must read the same file and no
+    line range may cut it otherwise."""
+    if source["kind"] != "nqg_zhou2017" or not source["sentence_split"]:
+        return
+    if source["line_ranges"]:
+        raise ConfigError(f"config key tasks.{name}.source.line_ranges: set it or sentence_split, not both")
+    prefixes = {split: source["prefixes"][split] for split in ("train", "valid", "test")}
+    if len(set(prefixes.values())) != 1:
+        raise ConfigError(
+            f"config key tasks.{name}.source.prefixes: sentence_split divides one file among the splits, but they read "
+            f"{', '.join(f'{split} {prefix}' for split, prefix in prefixes.items())}"
+        )
 
 
 SPECIAL_TOKENS = 4  # <s>, <pad>, </s>, <unk> (data/tokenization.py), inside vocab_size

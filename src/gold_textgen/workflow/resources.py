@@ -71,15 +71,29 @@ def scratch_parameters(model: dict) -> int:
 
 def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
     """Training pairs of a source, counted up to `cap` (a local file's lines; a public corpus's training lines
-    where `line_ranges` keeps some; a missing file or a whole public corpus counts as `cap`)."""
+    where `line_ranges` keeps some, or the file `sentence_split` divides less its dev and test pairs; a missing
+    file or a whole public corpus counts as `cap`)."""
     if source["kind"] == "synthetic":
         return source["num_train"]
-    if "train" in source.get("line_ranges", {}):  # e.g. configs/nqg_real.yaml's 7,965 pairs of NQG's dev file
+    if "train" in source.get("line_ranges", {}):  # e.g. 7,965 pairs of NQG's dev file
         first, last = source["line_ranges"]["train"]
         return min(cap, last - first + 1)
+    if source.get("sentence_split") and "directory" in source:  # configs/nqg_real.yaml: the dev file less dev and test
+        held_out = source["sentence_split"]["valid"] + source["sentence_split"]["test"]
+        return max(0, release_lines(Path(source["directory"]), source["prefixes"]["train"] + ".source.txt", cap + held_out) - held_out)
     if source["kind"] != "local":
         return cap  # the public corpora (NQG, CNN/DM, XSum, IWSLT14) all have 86k or more training pairs
-    path = Path(source["train"] + (source["suffixes"][0] if source.get("format") == "parallel" else ""))
+    return counted_lines(Path(source["train"] + (source["suffixes"][0] if source.get("format") == "parallel" else "")), cap)
+
+
+def release_lines(folder: Path, basename: str, cap: int) -> int:
+    """Lines of the file called `basename` in a release folder, up to `cap` (`cap` when it is missing)."""
+    found = sorted(folder.rglob(basename)) if folder.is_dir() else []
+    return counted_lines(found[0], cap) if found else cap
+
+
+def counted_lines(path: Path, cap: int) -> int:
+    """Lines of a file counted up to `cap`; a missing file counts as `cap` (sized as a whole corpus)."""
     if not path.exists():
         return cap
     with open(path, "rb") as handle:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..records import DataFormatError, make_record
 from .archive import Archive
+from .grouped_split import grouped_split
 
 TAGS = {"B", "I", "O"}
 TAG_FEATURES = ("case", "pos", "ner")  # each in <prefix>.<feature>, beside the BIO tags
@@ -67,13 +68,13 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
                 f"{members['source.txt']} has {len(sentences)}; the files of a split must be line-aligned"
             )
     limit = source["max_train_words"] if split == "train" else None
-    first, last = source["line_ranges"].get(split, (1, len(sentences)))
+    kept = kept_lines(source, split, [sentence for _, sentence in sentences])
     markers = tuple(source["answer_markers"]) if source["answer_markers"] else None
     features = word_tags(archive, prefix, under, len(sentences)) if source["token_features"] else {}
     records = []
     rows = zip(sentences, tags, questions, strict=True)
     for line, ((_, sentence), (tag_where, tag_line), (question_where, question)) in enumerate(rows, start=1):
-        if not first <= line <= last:
+        if not kept(line):
             continue
         words, question_words = release_tokens(sentence), release_tokens(question)
         if limit is not None and (len(words) > limit or len(question_words) > limit):
@@ -85,6 +86,18 @@ def load_split(archive: Archive, split: str, source: dict) -> list[dict]:
             extra["token_features"] = {"answer": bio, **{name: aligned(lines[line - 1], len(words)) for name, lines in features.items()}}
         records.append(make_record(f"{split}-{line}", marked, question, question_where, extra))
     return records
+
+
+def kept_lines(source: dict, split: str, sentences: list[str]):
+    """Which lines (1-based) of the split's files it keeps: those of its `line_ranges` entry, or with
+    `sentence_split` its share of whole sentence groups (no dev or test sentence occurs in train)."""
+    held_out = source.get("sentence_split")
+    if held_out:
+        keys = [" ".join(release_tokens(sentence)) for sentence in sentences]
+        chosen = grouped_split(keys, held_out, held_out["seed"])[split]
+        return lambda line: line - 1 in chosen
+    first, last = source["line_ranges"].get(split, (1, len(sentences)))
+    return lambda line: first <= line <= last
 
 
 def word_tags(archive: Archive, prefix: str, under: str, count: int) -> dict[str, list[tuple[str, str]]]:
