@@ -23,7 +23,7 @@ def task(model=SMALL_MODEL, source=SYNTHETIC) -> dict:
         (task(model={"kind": "pretrained", "name_or_path": "facebook/bart-large"}), "large"),
         (task(model={"kind": "pretrained", "name_or_path": "facebook/bart-base"}), "medium"),
         (task(source={"kind": "nqg_zhou2017"}), "medium"),  # public corpora count as large data sets
-        # ... unless line_ranges keeps a few thousand of their lines (configs/nqg_real_causal.yaml)
+        # ... unless line_ranges keeps a few thousand of their lines
         (task(source={"kind": "nqg_zhou2017", "line_ranges": {"train": [1, 7965]}}), "small"),
         (task(source={"kind": "nqg_zhou2017", "line_ranges": {"valid": [7966, 8465]}}), "medium"),
         (task(model={"kind": "scratch", "architecture": "nqg_pp"}), "recurrent"),  # the paper's standard models
