@@ -139,8 +139,11 @@ def run(
         "pg_4_samples": lambda: policy_gradient(4),
     }
     contenders = {name: builders[name]() for name in CONTENDERS if name in only or name == "mle"}  # MLE: the yardstick
-    for trainer, _ in contenders.values():
+    for name, (trainer, model) in contenders.items():
         trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
+        # What train() does first: accelerate places the policy and wraps its forward in the mixed-precision
+        # autocast (without it --bf16 would time fp32 steps).
+        contenders[name] = (trainer, trainer.accelerator.prepare_model(model))
     optimizers = {name: torch.optim.AdamW(model.parameters(), lr=1e-4) for name, (_, model) in contenders.items()}
     times: dict[str, list[float]] = {name: [] for name in contenders}
     names = list(contenders)

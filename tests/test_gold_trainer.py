@@ -168,3 +168,28 @@ def test_gold_delta_without_lag_and_floor_trains_exactly_as_dft(setup, tmp_path)
             losses.append(make_trainer(tmp_path, model, tokenizer, settings).compute_loss(model, dict(batch)))
     assert torch.equal(losses[0], losses[1])
     assert torch.allclose(losses[2], losses[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_the_helper_models_run_in_the_policys_mixed_precision(setup, tmp_path, bf16):
+    """With bf16 the lagged policy and the online reward model run under the same autocast as the policy
+    (accelerate casts only the prepared policy's forward), and in fp32 under none."""
+    records, tokenizer, model = setup
+    dataset = tokenize_records(records, tokenizer, 12, 12)
+    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
+    settings = objective_settings(reward="s", min_weight=0.1, floor=0.05, rewards="online")
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, reward_model=frozen_copy(model), bf16=bf16)
+    seen = []
+    for helper in (trainer.lagged_model, trainer.reward_model):
+        forward = helper.forward
+
+        def recording_forward(*args, _forward=forward, **kwargs):
+            seen.append(torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.bfloat16)
+            return _forward(*args, **kwargs)
+
+        helper.forward = recording_forward
+    model.train()
+    with torch.no_grad():
+        loss = trainer.compute_loss(model, dict(batch))
+    assert seen == [bf16, bf16]
+    assert torch.isfinite(loss)

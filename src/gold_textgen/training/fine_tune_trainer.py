@@ -146,7 +146,9 @@ class FineTuneTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, S
         models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
         logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
-        with torch.no_grad():
+        # The helpers run in the policy's precision: accelerate casts only the prepared policy's forward
+        # (bf16 autocast), and a helper left in fp32 would cost a GPU step as much as the policy's own pass.
+        with torch.no_grad(), self.accelerator.autocast():
             if self.gold.uses_lagged_policy:
                 batch.lagged = token_logprobs(self.lagged_model, model_inputs, labels)
             if self.gold.uses_rewards:
