@@ -146,8 +146,8 @@ class FineTuneTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, S
         models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
         logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
-        # The helpers run in the policy's precision: accelerate casts only the prepared policy's forward
-        # (bf16 autocast), and a helper left in fp32 would cost a GPU step as much as the policy's own pass.
+        # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
+        # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
         with torch.no_grad(), self.accelerator.autocast():
             if self.gold.uses_lagged_policy:
                 batch.lagged = token_logprobs(self.lagged_model, model_inputs, labels)
