@@ -31,6 +31,8 @@ rule nll_histogram:
         "logs/benchmarks/nll_histogram/{task}.tsv"
     conda:
         "../envs/gold.yaml"
+    params:
+        code=code_version("nll_histogram"),
     script:
         "../workflow_scripts/nll_histogram.py"
 
@@ -54,6 +56,7 @@ rule nll_by_time_step:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("nll_by_time_step"),
         analysis=analysis_view("nll_by_time_step"),
     script:
         "../workflow_scripts/nll_by_time_step.py"
@@ -78,6 +81,7 @@ rule exposure_bias:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("exposure_bias"),
         analysis=analysis_view("exposure_bias"),
     script:
         "../workflow_scripts/exposure_bias.py"
@@ -103,6 +107,7 @@ rule diversity:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("diversity"),
         analysis=analysis_view("diversity"),
         runs=diversity_runs,
     script:
@@ -129,6 +134,7 @@ rule examples:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("examples"),
         analysis=analysis_view("examples"),
     script:
         "../workflow_scripts/examples.py"
@@ -148,6 +154,7 @@ rule human_eval_sheet:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("human_eval_sheet"),
         analysis=analysis_view("human_eval_sheet"),
     script:
         "../workflow_scripts/human_eval_sheet.py"
@@ -172,5 +179,7 @@ rule training_curves:
         "logs/benchmarks/training_curves/{task}.tsv"
     conda:
         "../envs/gold.yaml"
+    params:
+        code=code_version("training_curves"),
     script:
         "../workflow_scripts/training_curves.py"

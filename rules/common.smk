@@ -14,6 +14,7 @@ try:
     from gold_textgen.data.records import SPLITS
     from gold_textgen.models import description as gold_model_description
     from gold_textgen.workflow import cluster as gold_cluster
+    from gold_textgen.workflow import code_identity as gold_code_identity
     from gold_textgen.workflow import layers as gold_layers
     from gold_textgen.workflow import references as gold_references
     from gold_textgen.workflow import report_status as gold_report_status
@@ -29,11 +30,14 @@ except ImportError as error:
 
 # The layers Snakemake merged (config.yaml, each --configfile, --config): a source whose kind an overlay
 # changes is taken whole from that overlay, and an error names the file that set the bad key.
-CONFIG_LAYERS = gold_layers.config_layers(
-    Path(workflow.basedir) / "config.yaml",
-    workflow.config_settings.configfiles,
-    workflow.config_settings.config,
-)
+try:
+    CONFIG_LAYERS = gold_layers.config_layers(
+        Path(workflow.basedir) / "config.yaml",
+        workflow.config_settings.configfiles,
+        workflow.config_settings.config,
+    )
+except ConfigError as error:
+    raise WorkflowError(f"invalid configuration file: {error}")
 gold_layers.take_switched_sources(config, CONFIG_LAYERS)
 try:
     gold_schema.validate_config(config)
@@ -42,6 +46,7 @@ except ConfigError as error:
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
+TRAINING_SPLITS = ("train", "valid")  # rule prepare_dataset; the test split is rule verify_dataset's
 
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
 # them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
@@ -71,6 +76,13 @@ class _KeepWildcards(dict):
 def path(template, **values):
     """`template` with the given wildcards filled in and the others kept as wildcards."""
     return template.format_map(_KeepWildcards(values))
+
+
+def code_version(script, *modules):
+    """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
+    reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py)."""
+    adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
+    return gold_code_identity.script_code_version(adapter, None, modules)
 
 
 def scores_written(task):
@@ -168,7 +180,7 @@ def source_settings(wildcards):
 
 def tokenizer_settings(wildcards):
     task = task_settings(wildcards)
-    return {"source": task["source"], "tokenizer": task["tokenizer"]}
+    return {"source": gold_views.training_source_view(task["source"]), "tokenizer": task["tokenizer"]}
 
 
 def training_settings(wildcards):
@@ -227,12 +239,36 @@ def source_contents(wildcards):
     return gold_sources.source_files_digest(files) if files else None
 
 
-def source_url(wildcards):
-    return source_settings(wildcards)["url"]
+def training_source_settings(wildcards):
+    """The source settings the training splits read (test-only and verification keys left out)."""
+    return gold_views.canonical(gold_views.training_source_view(source_settings(wildcards)))
 
 
-def source_checksum(wildcards):
-    return source_settings(wildcards).get("checksum")
+def training_source_files(wildcards):
+    """The files the training splits read in place (a local source's test file is not one of them)."""
+    files = gold_sources.local_source_files(source_settings(wildcards), TRAINING_SPLITS)
+    return [ancient(name) for name in files]
+
+
+def training_source_contents(wildcards):
+    files = gold_sources.local_source_files(source_settings(wildcards), TRAINING_SPLITS)
+    return gold_sources.source_files_digest(files) if files else None
+
+
+def check_downloaded_archives():
+    """An archive on disk that no longer matches its task's url or checksum stops the run here: neither
+    setting is a job's param (rules/data.smk), so nothing would rerun to notice."""
+    for task in EXPERIMENT["tasks"]:
+        source = config["tasks"][task]["source"]
+        if gold_sources.needs_download(source):
+            problem = gold_sources.download.archive_problem(
+                path(ARCHIVE, task=task), source.get("url"), source.get("checksum")
+            )
+            if problem:
+                raise WorkflowError(f"task {task}: {problem}")
+
+
+check_downloaded_archives()
 
 
 def source_archive_or_none(wildcards):

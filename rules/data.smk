@@ -17,6 +17,9 @@ rule fetch:
 
 
 # snakemake --cores 1 results/downloads/iwslt14/source_archive
+# The URL and checksum are read from the config, not params: the archive is identified by its bytes, so
+# pinning the checksum after a first download (as its log suggests) fetches nothing and retrains nothing.
+# The workflow checks an existing archive against them when it starts (check_downloaded_archives).
 rule download_source:
     output:
         ARCHIVE,
@@ -26,20 +29,19 @@ rule download_source:
         "logs/benchmarks/download_source/{task}.tsv"
     conda:
         "../envs/gold.yaml"
-    params:
-        url=source_url,
-        checksum=source_checksum,
     script:
         "../workflow_scripts/download_source.py"
 
 
+# The training splits; their params are the source settings they read (training_source_settings), so a
+# test-only or verification setting never rewrites them, and so never retrains a model.
 # snakemake --cores 1 results/data/demo/train.jsonl
 rule prepare_dataset:
     input:
-        files=local_source_files,
+        files=training_source_files,
         archive=source_archive,
     output:
-        expand(DATA, split=SPLITS, allow_missing=True),
+        expand(DATA, split=TRAINING_SPLITS, allow_missing=True),
     log:
         "logs/prepare_dataset/{task}.log",
     benchmark:
@@ -50,12 +52,42 @@ rule prepare_dataset:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        source=source_settings,
-        contents=source_contents,
-        splits=SPLITS,
+        code=code_version("prepare_dataset"),
+        source=training_source_settings,
+        contents=training_source_contents,
+        splits=TRAINING_SPLITS,
         archive=source_archive_or_none,
     script:
         "../workflow_scripts/prepare_dataset.py"
+
+
+# The test split, and the checks of the whole data set: the archive's checksum, pairs shared between
+# splits (source.max_split_overlap), the expected sizes. Every source setting is in its params.
+# snakemake --cores 1 results/data/demo/test.jsonl
+rule verify_dataset:
+    input:
+        files=local_source_files,
+        archive=source_archive,
+        prepared=expand(DATA, split=TRAINING_SPLITS, allow_missing=True),
+    output:
+        path(DATA, split="test"),
+    log:
+        "logs/verify_dataset/{task}.log",
+    benchmark:
+        "logs/benchmarks/verify_dataset/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
+    resources:
+        mem_mb=requested("cpu", "mem_mb"),
+        runtime=requested("cpu", "runtime"),
+    params:
+        code=code_version("verify_dataset"),
+        source=source_settings,
+        contents=source_contents,
+        splits=TRAINING_SPLITS,
+        archive=source_archive_or_none,
+    script:
+        "../workflow_scripts/verify_dataset.py"
 
 
 # snakemake --cores 1 results/tokenizers/demo
@@ -74,6 +106,7 @@ rule train_tokenizer:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
+        code=code_version("train_tokenizer"),
         settings=tokenizer_settings,
     script:
         "../workflow_scripts/train_tokenizer.py"

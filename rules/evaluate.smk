@@ -28,6 +28,7 @@ for split in EVALUATED_SPLITS:
             mem_mb=requested("evaluate", "mem_mb"),
             runtime=requested("evaluate", "runtime"),
         params:
+            code=code_version("evaluate"),
             split=split,
             task=decoding_settings,
             runs=run_settings(split),
@@ -66,6 +67,7 @@ rule lead3:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
+        code=code_version("lead3"),
         scoring=scoring_settings,
     script:
         "../workflow_scripts/lead3.py"

@@ -31,6 +31,7 @@ rule main_table:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("main_table"),
         tasks=EXPERIMENT["tasks"],
         families=task_families,
     script:
@@ -58,6 +59,7 @@ rule table1:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("table1"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         families=task_families,
@@ -82,6 +84,7 @@ rule significance:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),
     params:
+        code=code_version("significance"),
         runs=significance_runs,
         task_metrics=task_metrics,
         scoring=experiment_scoring,
@@ -110,6 +113,7 @@ rule table2:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("table2"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         families=task_families,
@@ -146,6 +150,7 @@ rule objectives_table:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("objectives_table"),
         task_metrics=task_metrics,
         tasks=EXPERIMENT["tasks"],
     script:
@@ -172,6 +177,7 @@ rule table4:
     conda:
         "../envs/gold.yaml"
     params:
+        code=code_version("table4"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
         starts=on_policy_setting("start_from"),
@@ -202,6 +208,7 @@ rule paper_comparison:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),
     params:
+        code=code_version("paper_comparison"),
         runs=paper_comparison_runs,
         paper_results=paper_results,
         default_run=default_compared_run,

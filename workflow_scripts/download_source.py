@@ -1,7 +1,11 @@
-"""Snakemake adapter: rule download_source -> gold_textgen.data.sources.download.fetch."""
+"""Snakemake adapter: rule download_source -> gold_textgen.data.sources.download.fetch.
+
+The URL and checksum come from the config, not from params (see rules/data.smk): changing them must not
+make the archive, and every model built from it, out of date."""
 
 from gold_textgen.data.sources.download import fetch
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    fetch(snakemake.params.url, snakemake.output[0], snakemake.params.checksum)
+    source = snakemake.config["tasks"][snakemake.wildcards.task]["source"]
+    fetch(source["url"], snakemake.output[0], source.get("checksum"))

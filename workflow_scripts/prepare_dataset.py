@@ -1,4 +1,4 @@
-"""Snakemake adapter: rule prepare_dataset -> gold_textgen.data.prepare.prepare_dataset."""
+"""Snakemake adapter: rule prepare_dataset -> gold_textgen.data.prepare.prepare_dataset (train and valid)."""
 
 from gold_textgen.data.prepare import prepare_dataset
 from gold_textgen.workflow.logs import log_to_file

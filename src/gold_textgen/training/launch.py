@@ -10,6 +10,7 @@ worker writes the model directory and checkpoints.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import logging
 import os
@@ -21,11 +22,13 @@ from pathlib import Path
 import torch
 
 from ..workflow.logs import freeze_imported_objects
-from .fine_tune import fine_tune
-from .mle import train_mle
 from .trainer import TrainingJob
 
 log = logging.getLogger(__name__)
+# Each kind's training function, imported by name when it runs: the code identity of a training step
+# (workflow/code_identity.py) then holds the modules of its own kind only, so an edit to the fine-tuning
+# code does not make every MLE model out of date. The rules name these modules (rules/train.smk).
+TRAINING_FUNCTIONS = {"mle": ("gold_textgen.training.mle", "train_mle"), "fine_tune": ("gold_textgen.training.fine_tune", "fine_tune")}
 PATH_FIELDS = ("train_path", "valid_path", "tokenizer_path", "output_dir", "checkpoint_dir", "repo_dir", "log_dir")
 
 
@@ -45,7 +48,8 @@ def spec_to_job(spec: dict) -> tuple[str, TrainingJob, dict]:
 
 
 def train_in_process(kind: str, job: TrainingJob, extra: dict) -> dict:
-    return train_mle(job) if kind == "mle" else fine_tune(job, **extra)
+    module, function = TRAINING_FUNCTIONS[kind]
+    return getattr(importlib.import_module(module), function)(job, **extra)
 
 
 def rule_job(rule, objective: str, tokenizer_path: Path | None = None) -> TrainingJob:

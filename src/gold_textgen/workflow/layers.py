@@ -7,13 +7,14 @@ import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import yaml
+from .strict_yaml import read_strict
 
 
 def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapping | None = None) -> list[tuple[str, dict]]:
     """The config as Snakemake merges it, layer by layer: the workflow's config.yaml, each --configfile in
-    order, then --config values; each as (where it comes from, its settings)."""
-    layers = [(str(path), yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}) for path in [base, *overlays]]
+    order, then --config values; each as (where it comes from, its settings). A key written twice in one
+    file, or a number YAML would read as octal, is a ConfigError naming the file and line (strict_yaml)."""
+    layers = [(str(path), read_strict(path) or {}) for path in [base, *overlays]]
     if command_line:
         layers.append(("--config", dict(command_line)))
     return layers

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import ConfigError
+from .setting_relations import check_setting_relations
 from .training_loggers import logger_problem
 from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives
 
@@ -122,6 +123,7 @@ def check_references(config: dict) -> None:
         if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
             raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
         _check_recurrent_model(name, task)
+    check_setting_relations(config)
 
 
 def _check_recurrent_model(name: str, task: dict) -> None:

@@ -82,7 +82,20 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str:
         where = _key_path(best)
         prefix = "" if where == "(top level)" else f"{where}."
         return f"unknown config key {', '.join(prefix + u for u in unknown)} (allowed here: {', '.join(allowed)})"
-    return f"config key {_key_path(best)}: {best.message}"
+    return f"config key {_key_path(best)}: {best.message}{_number_hint(best)}"
+
+
+def _number_hint(error: jsonschema.ValidationError) -> str:
+    """YAML 1.1 reads `1e-3` (no dot before the exponent) as text: say how to write it as a number."""
+    if error.validator != "type" or not isinstance(error.instance, str):
+        return ""
+    try:
+        value = float(error.instance)
+    except ValueError:
+        return ""
+    mantissa, _, exponent = error.instance.lower().partition("e")
+    written = f"{mantissa if '.' in mantissa else mantissa + '.0'}e{exponent}" if exponent else repr(value)
+    return f" (YAML reads {error.instance!r} as text; write {written} for the number)"
 
 
 def load_schema(schema_path: str | Path | None = None) -> dict:

@@ -111,12 +111,14 @@ NOT_TRAINING = ("decoder_overrides", "baselines", "paper_results", "perplexity_u
 def training_view(task: dict, objective: str) -> dict:
     """The task settings that can change the model trained with `objective`.
 
-    Decoding-only settings (beam length penalty, decoding batch size, per-task decoder overrides) and the
-    reporting keys (baselines, the paper's numbers) are left out, so changing them
+    Decoding-only settings (beam length penalty, decoding batch size, per-task decoder overrides), the
+    reporting keys (baselines, the paper's numbers) and the source's test-only and verification keys
+    (training_source_view) are left out, so changing them
     reruns decoding but never training; MLE ignores the GOLD settings, and a GOLD objective sees only
     its own entry of `objectives` (its MLE starting point is an input file, tracked by Snakemake).
     """
     view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives", *NOT_TRAINING)}
+    view["source"] = training_source_view(task["source"])
     view["generation"] = {k: v for k, v in task["generation"].items() if k not in DECODING_ONLY}
     if objective == "mle":
         view["mle"] = task["mle"]
@@ -126,6 +128,35 @@ def training_view(task: dict, objective: str) -> dict:
         view["gold"] = task["gold"]
         view["objectives"] = {objective: task["objectives"][objective]}
     return view
+
+
+# Settings that check a source or say where to fetch it, but never change a record: the data set job
+# (rule verify_dataset) reads them; the training splits and every model are independent of them.
+VERIFICATION_KEYS = ("checksum", "url", "expected_sizes", "max_split_overlap")
+
+
+def training_source_view(source: dict) -> dict:
+    """The source settings that can change the train and valid splits: without the verification keys and
+    the test-only ones (the demo's `num_test`, a local source's `test` file, the hub's test split and its
+    files, the NQG release's test prefix and line range), so changing those re-makes and re-scores the
+    test split but retrains nothing. NQG's `sentence_split.test` stays: the test groups are carved first."""
+    kept = {key: value for key, value in source.items() if key not in VERIFICATION_KEYS}
+    kind = source["kind"]
+    if kind == "synthetic":
+        kept.pop("num_test", None)
+    elif kind == "local":
+        kept.pop("test", None)
+    elif kind in ("huggingface", "gsm8k"):
+        test_split = source.get("splits", {}).get("test", "test")
+        if kind == "huggingface":
+            kept["splits"] = {split: name for split, name in source.get("splits", {}).items() if split != "test"}
+        if source.get("data_files"):
+            kept["data_files"] = {split: files for split, files in source["data_files"].items() if split != test_split}
+    elif kind == "nqg_zhou2017":
+        for key in ("prefixes", "line_ranges"):
+            if key in source:
+                kept[key] = {split: value for split, value in source[key].items() if split != "test"}
+    return kept
 
 
 def decoder_view(config: dict, task: str, decoder: str) -> dict:

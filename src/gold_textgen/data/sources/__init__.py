@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..demo_task import DemoTaskSpec, build_lexicon, generate_split
 from ..records import SPLITS, load_local_split
-from . import gsm8k, hub, iwslt14, nqg
+from . import download, gsm8k, hub, iwslt14, nqg
 
 ARCHIVE_KINDS = {"nqg_zhou2017": nqg.load_splits, "iwslt14_fairseq": iwslt14.load_splits}
 HUB_KIND = "huggingface"
@@ -33,16 +33,16 @@ def reads_hub(source: dict) -> bool:
     return source["kind"] in HUB_KINDS
 
 
-def local_source_files(source: dict) -> list[str]:
-    """The files a `local` source or a source `directory` reads (none for the other kinds), so that editing
-    them rebuilds the data."""
+def local_source_files(source: dict, splits: tuple[str, ...] = SPLITS) -> list[str]:
+    """The files a `local` source (its `splits`) or a source `directory` reads (none for the other kinds), so
+    that editing them rebuilds the data."""
     if source.get("directory"):
         return sorted(str(p) for p in Path(source["directory"]).rglob("*") if p.is_file())
     if source["kind"] != "local":
         return []
     if source["format"] != "parallel":
-        return [source[split] for split in SPLITS]
-    return [f"{source[split]}{suffix}" for split in SPLITS for suffix in source["suffixes"]]
+        return [source[split] for split in splits]
+    return [f"{source[split]}{suffix}" for split in splits for suffix in source["suffixes"]]
 
 
 def source_files_digest(files: list[str]) -> str:
@@ -65,7 +65,9 @@ def load_source_splits(
 ) -> dict[str, list[dict]]:
     kind = source["kind"]
     if kind == "synthetic":
-        spec = DemoTaskSpec.from_config(source)
+        # The training splits' settings lack `num_test` (workflow.views.training_source_view): it sizes the
+        # test split alone, and each split is drawn from its own stream.
+        spec = DemoTaskSpec.from_config({"num_test": 0, **source})
         lexicon = build_lexicon(spec)
         return {split: generate_split(spec, split, lexicon) for split in splits}
     if kind == "local":

@@ -3,6 +3,7 @@ only then renamed into place, so an interrupted or corrupted download never look
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import urllib.error
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from ...workflow.files import atomic_open, file_digest
+from ...workflow.files import atomic_open, file_digest, write_json
 
 log = logging.getLogger(__name__)
 ALGORITHMS = ("sha256", "md5")
@@ -66,5 +67,38 @@ def fetch(url: str, destination: str | os.PathLike, checksum: str | None = None,
             f"could not download {url} ({error}). Check that this machine can reach it, or fetch it by hand and "
             f"place it at {destination} (the workflow then verifies its checksum)"
         ) from error
+    write_json(origin_file(destination), {"url": url})
     log.info("downloaded %s -> %s (%d bytes)", url, destination, destination.stat().st_size)
     return destination
+
+
+def origin_file(archive: str | os.PathLike) -> Path:
+    """Where fetch records the URL an archive came from (beside it)."""
+    return Path(f"{archive}.origin.json")
+
+
+def archive_problem(archive: str | os.PathLike, url: str | None, checksum: str | None) -> str | None:
+    """What is wrong with an archive already on disk for the configured `url` and `checksum` (None: nothing,
+    or no archive yet). Neither setting is in any job's identity, so the workflow asks this when it starts:
+    a pinned checksum the archive does not match, or a URL other than the one it came from without a
+    checksum to say the file is the same."""
+    archive = Path(archive)
+    if not archive.is_file():
+        return None
+    if checksum is not None:
+        algorithm, expected = parse_checksum(checksum)
+        actual = file_digest(archive, algorithm)
+        if actual != expected:
+            return (
+                f"{archive} has {algorithm} {actual}, not the pinned {expected}: delete it to download it again (the task's data and "
+                "models are then rebuilt if it differs), or correct `checksum`"
+            )
+        return None
+    origin = origin_file(archive)
+    recorded = json.loads(origin.read_text(encoding="utf-8")).get("url") if origin.is_file() else None
+    if url is not None and recorded is not None and recorded != url:
+        return (
+            f"{archive} was downloaded from {recorded}, but the config now names {url}: delete it to download the new URL, "
+            "or pin `checksum` to the archive's sha256 if both serve the same file"
+        )
+    return None

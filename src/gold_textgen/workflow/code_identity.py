@@ -1,0 +1,130 @@
+"""The code in a result's identity: a digest of the package source each workflow step runs.
+
+Snakemake reruns a job when its params change. Each rule that runs package code puts `code_version(...)` in
+its params: a sha256 over the step's adapter in `workflow_scripts/` and every module of the package that
+adapter imports, directly or through other modules (imports inside functions included). Editing
+`objectives/gold.py` therefore reruns the fine-tuning jobs (their trainer imports it) and what reads their
+models, but not MLE training or the data preparation, which never import it.
+
+What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
+spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
+The digest reads files, never imports them (the DAG is built without torch), and does not depend on where
+the package or the checkout lies, so a copied results folder keeps its identity.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import io
+import tokenize
+from pathlib import Path
+
+PACKAGE = "gold_textgen"
+
+
+def package_root() -> Path:
+    """The folder of the installed gold_textgen package (its source, for an editable install)."""
+    return Path(__file__).resolve().parents[1]
+
+
+def behaviour_text(source: str) -> str:
+    """`source` less its comments, docstrings, blank lines and trailing spaces: the part that runs."""
+    lines = source.splitlines()
+    removed: list[tuple[int, int, int, int]] = []  # (first line, first col, last line, end col), 1-based lines
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                removed.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset))
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            removed.append((token.start[0], token.start[1], token.end[0], token.end[1]))
+    # Blank out from the end so earlier spans keep their columns.
+    for first_line, first_col, last_line, end_col in sorted(removed, reverse=True):
+        if first_line == last_line:
+            text = lines[first_line - 1]
+            lines[first_line - 1] = text[:first_col] + text[end_col:]
+        else:
+            lines[first_line - 1] = lines[first_line - 1][:first_col]
+            for number in range(first_line, last_line - 1):
+                lines[number] = ""
+            lines[last_line - 1] = lines[last_line - 1][end_col:]
+    return "\n".join(line.rstrip() for line in lines if line.strip())
+
+
+def module_file(module: str, root: Path) -> Path | None:
+    """The source file of a gold_textgen module (None for a name that is not one, e.g. a class)."""
+    parts = module.split(".")[1:]
+    base = root.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _package_of(module: str, file: Path) -> str:
+    return module if file.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def imported_modules(source: str, module: str | None, file: Path | None, root: Path) -> set[str]:
+    """The gold_textgen modules a source imports anywhere in it (absolute and relative imports)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.split(".")[0] == PACKAGE)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if module is None or file is None:
+                    continue
+                package = _package_of(module, file).split(".")
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != PACKAGE:
+                continue
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+    return {name for name in found if module_file(name, root) is not None}
+
+
+def _with_parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+
+
+@functools.cache
+def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
+    """(behaviour text, imported modules) of one module, read once per process."""
+    file = module_file(module, root)
+    source = file.read_text(encoding="utf-8")
+    return behaviour_text(source), frozenset(imported_modules(source, module, file, root))
+
+
+def module_closure(entries: set[str], root: Path) -> list[str]:
+    """`entries` and every gold_textgen module they import, transitively, with their parent packages."""
+    pending = [name for entry in entries for name in _with_parents(entry)]
+    seen: set[str] = set()
+    while pending:
+        module = pending.pop()
+        if module in seen or module_file(module, root) is None:
+            continue
+        seen.add(module)
+        for imported in _module_facts(module, root)[1]:
+            pending.extend(_with_parents(imported))
+    return sorted(seen)
+
+
+@functools.cache
+def script_code_version(script: Path, root: Path | None = None, extra_modules: tuple[str, ...] = ()) -> str:
+    """The code identity of a workflow step: `script` (a workflow_scripts/ adapter) and the modules it runs,
+    plus `extra_modules` it reaches by name (training.launch dispatches "mle" and "fine_tune" this way)."""
+    root = root or package_root()
+    source = script.read_text(encoding="utf-8")
+    modules = module_closure(imported_modules(source, None, None, root) | set(extra_modules), root)
+    digest = hashlib.sha256(behaviour_text(source).encode())
+    for module in modules:
+        digest.update(b"\0" + module.encode() + b"\0" + _module_facts(module, root)[0].encode())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,102 @@
+"""Relations between settings that each pass the schema alone but together train or decode something
+other than what was meant: caught when Snakemake parses the workflow, never inside a job (where a
+cluster would retry them) or not at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ConfigError
+from .views import decoder_view, is_causal, is_recurrent
+
+SPLIT_NAMES = ("train", "valid", "test")
+POSITION_MARGIN = 2  # a decoder start token and EOS around max_new_tokens
+
+
+def check_setting_relations(config: dict) -> None:
+    for name, task in config["tasks"].items():
+        _check_split_files(name, task["source"])
+        _check_output_lengths(config, name, task)
+        _check_schedules(name, task)
+        _check_positions(name, task)
+
+
+def _check_split_files(name: str, source: dict) -> None:
+    """A local source must not read one file for two splits: test scores would be training scores."""
+    if source["kind"] != "local":
+        return
+    seen: dict[Path, str] = {}
+    for split in SPLIT_NAMES:
+        location = Path(source[split]).resolve()
+        if location in seen:
+            raise ConfigError(
+                f"config key tasks.{name}.source.{split}: reads {source[split]}, the file of split {seen[location]} too; "
+                "each split needs its own file (evaluating on training pairs is not a held-out score)"
+            )
+        seen[location] = split
+
+
+def _check_output_lengths(config: dict, name: str, task: dict) -> None:
+    generation = task["generation"]
+    runs = [("generation", generation)] + [
+        (f"decoders.{decoder} (with tasks.{name}.decoder_overrides)", {**generation, **decoder_view(config, name, decoder)})
+        for decoder in config["decoders"]
+    ]
+    for where, settings in runs:
+        if settings["min_new_tokens"] > settings["max_new_tokens"]:
+            raise ConfigError(
+                f"config key tasks.{name}.generation.min_new_tokens: {where} asks for at least {settings['min_new_tokens']} "
+                f"new tokens but at most {settings['max_new_tokens']} (max_new_tokens)"
+            )
+
+
+def _check_schedules(name: str, task: dict) -> None:
+    """A warm-up longer than training never reaches the learning rate; a lagged policy re-synced less often
+    than once in the run stays the starting model throughout."""
+    for stage in ("mle", "gold"):
+        settings = task[stage]
+        if settings["lr_scheduler"] != "constant" and settings["warmup_steps"] > settings["max_steps"]:
+            raise ConfigError(
+                f"config key tasks.{name}.{stage}.warmup_steps: {settings['warmup_steps']} warm-up updates exceed "
+                f"max_steps ({settings['max_steps']}): the learning rate would never reach its set value"
+            )
+    gold = task["gold"]
+    if gold["sync_each_epoch"]:
+        return
+    for objective_name, objective in task["objectives"].items():
+        loss = objective.get("loss", "gold")
+        lagged = (loss == "gold" and objective.get("lag", True)) or loss == "psft"
+        sync_every = objective.get("sync_every") or gold["sync_every"]
+        if lagged and sync_every > gold["max_steps"]:
+            key = "sync_every" if objective.get("sync_every") else "(gold.sync_every)"
+            raise ConfigError(
+                f"config key tasks.{name}.objectives.{objective_name}.{key}: the lagged policy is re-synced every "
+                f"{sync_every} updates, more than the run's gold.max_steps ({gold['max_steps']}), so it would stay the "
+                "starting model; lower sync_every, or set gold.sync_each_epoch"
+            )
+
+
+def _check_positions(name: str, task: dict) -> None:
+    """Learned positions index an embedding table: a longer sequence fails deep inside a job with
+    `IndexError: index out of range in self`. Pretrained models are checked when loaded (their size is in
+    their own config, not in ours)."""
+    model = task["model"]
+    if model["kind"] != "scratch" or is_recurrent(model):
+        return
+    limit = model["max_position_embeddings"]
+    lengths = {
+        "max_source_length": task["max_source_length"],
+        "max_target_length": task["max_target_length"],
+        "generation.max_new_tokens": task["generation"]["max_new_tokens"] + POSITION_MARGIN,
+    }
+    if is_causal(model):  # prompt and completion share one sequence
+        lengths = {
+            "max_source_length + max_target_length": task["max_source_length"] + task["max_target_length"],
+            "max_source_length + generation.max_new_tokens": task["max_source_length"] + task["generation"]["max_new_tokens"],
+        }
+    for what, length in lengths.items():
+        if length > limit:
+            raise ConfigError(
+                f"config key tasks.{name}.model.max_position_embeddings: {limit} positions, but {what} needs {length}; "
+                "raise max_position_embeddings or shorten the sequences"
+            )

@@ -1,0 +1,93 @@
+"""The code in a result's identity (workflow/code_identity.py): an edit to the code a job runs makes it
+out of date, an edit to a comment or docstring does not; and the digest itself."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import REPO, job_counts, run_snakemake
+
+from gold_textgen.workflow.code_identity import behaviour_text, module_closure, package_root, script_code_version
+
+SMOKE = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
+FINE_TUNED = 4  # mle_continued, gold_delta, gold_p, gold_s of configs/smoke.yaml
+
+
+def test_comments_docstrings_and_blank_lines_do_not_count():
+    before = textwrap.dedent('''
+        """Module doc."""
+        def f(x):  # why
+            """Doc
+            of f."""
+
+            return x + 1
+    ''')
+    reworded = before.replace("Module doc.", "Another doc.").replace("# why", "# because").replace("of f.", "of the function f.")
+    assert behaviour_text(reworded) == behaviour_text(before)
+    assert behaviour_text(before.replace("x + 1", "x + 2")) != behaviour_text(before)
+    assert behaviour_text(before) == "def f(x):\n    return x + 1"
+
+
+def test_a_string_that_is_not_a_docstring_counts():
+    source = 'def f():\n    x = 1\n    "not a docstring"\n    return x\n'
+    assert "not a docstring" in behaviour_text(source)
+
+
+def test_each_training_stage_holds_its_own_code_only():
+    root = package_root()
+    mle = module_closure({"gold_textgen.training.mle", "gold_textgen.training.launch"}, root)
+    fine_tune = module_closure({"gold_textgen.training.fine_tune", "gold_textgen.training.launch"}, root)
+    assert "gold_textgen.objectives.gold" in fine_tune and "gold_textgen.objectives.gold" not in mle
+    assert "gold_textgen.training.trainer" in mle and "gold_textgen.workflow" in mle  # parents packages count too
+    prepare = module_closure({"gold_textgen.data.prepare"}, root)
+    assert not any(name.startswith("gold_textgen.training") for name in prepare)
+
+
+def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
+    copy = tmp_path / "elsewhere" / "gold_textgen"
+    shutil.copytree(package_root(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    script, named = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.fine_tune",)  # as rule fine_tune names it
+    assert script_code_version(script, copy, named) == script_code_version(script, package_root(), named)
+    edited = tmp_path / "edited" / "gold_textgen"
+    shutil.copytree(copy, edited)
+    gold = edited / "objectives" / "gold.py"
+    gold.write_text(gold.read_text() + "\nEXTRA = 1\n")
+    assert script_code_version(script, edited, named) != script_code_version(script, package_root(), named)
+
+
+def edited_package(tmp_path: Path, module: str, old: str, new: str) -> dict[str, str]:
+    """A copy of the package with one edit, and the environment that makes Snakemake and its jobs import it."""
+    root = tmp_path / "src"
+    shutil.copytree(package_root(), root / "gold_textgen", ignore=shutil.ignore_patterns("__pycache__"))
+    target = root / "gold_textgen" / module
+    text = target.read_text()
+    assert old in text, f"{old!r} is not in {module}"
+    target.write_text(text.replace(old, new, 1))
+    return {"PYTHONPATH": str(root)}
+
+
+@pytest.mark.workflow
+def test_editing_the_gold_loss_reruns_fine_tuning_and_what_follows_only(tiny_run, tmp_path):
+    env = edited_package(tmp_path, "objectives/gold.py", "def windowed_returns(", "GOLD_EDITED = True\n\n\ndef windowed_returns(")
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, env=env).stdout)
+    assert counts["fine_tune"] == FINE_TUNED
+    assert not {"prepare_dataset", "verify_dataset", "train_tokenizer", "train_mle", "cache_rewards"} & set(counts)
+    assert counts["evaluate_test"] == counts["evaluate_valid"] == FINE_TUNED  # the MLE model's evaluation stands
+    assert counts["main_table"] == counts["all"] == 1
+
+
+@pytest.mark.workflow
+def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
+    env = edited_package(tmp_path, "objectives/gold.py", '"""', '"""Reworded for this test. ')
+    result = run_snakemake(tiny_run, "-n", *SMOKE, env=env)
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+@pytest.mark.workflow
+def test_editing_the_table_code_rebuilds_the_tables_only(tiny_run, tmp_path):
+    env = edited_package(tmp_path, "analysis/tables.py", "\ndef ", "\nTABLES_EDITED = True\n\n\ndef ")
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, env=env).stdout)
+    assert set(counts) == {"main_table", "table1", "table2", "objectives_table", "all"}
