@@ -11,6 +11,7 @@ import yaml
 try:
     from gold_textgen.analysis import training_curves as gold_training_curves
     from gold_textgen.data import sources as gold_sources
+    from gold_textgen.data.sources import download as gold_download
     from gold_textgen.data.records import SPLITS
     from gold_textgen.models import description as gold_model_description
     from gold_textgen.workflow import cluster as gold_cluster
@@ -46,7 +47,10 @@ except ConfigError as error:
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
-TRAINING_SPLITS = ("train", "valid")  # rule prepare_dataset; the test split is rule verify_dataset's
+TRAINING_SPLITS = (
+    "train",
+    "valid",
+)  # rule prepare_dataset; the test split is rule verify_dataset's
 
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
 # them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
@@ -80,7 +84,8 @@ def path(template, **values):
 
 def code_version(script, *modules):
     """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
-    reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py)."""
+    reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py).
+    """
     adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
     return gold_code_identity.script_code_version(adapter, None, modules)
 
@@ -180,7 +185,10 @@ def source_settings(wildcards):
 
 def tokenizer_settings(wildcards):
     task = task_settings(wildcards)
-    return {"source": gold_views.training_source_view(task["source"]), "tokenizer": task["tokenizer"]}
+    return {
+        "source": gold_views.training_source_view(task["source"]),
+        "tokenizer": task["tokenizer"],
+    }
 
 
 def training_settings(wildcards):
@@ -261,7 +269,7 @@ def check_downloaded_archives():
     for task in EXPERIMENT["tasks"]:
         source = config["tasks"][task]["source"]
         if gold_sources.needs_download(source):
-            problem = gold_sources.download.archive_problem(
+            problem = gold_download.archive_problem(
                 path(ARCHIVE, task=task), source.get("url"), source.get("checksum")
             )
             if problem:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..demo_task import DemoTaskSpec, build_lexicon, generate_split
 from ..records import SPLITS, load_local_split
-from . import download, gsm8k, hub, iwslt14, nqg
+from . import gsm8k, hub, iwslt14, nqg
 
 ARCHIVE_KINDS = {"nqg_zhou2017": nqg.load_splits, "iwslt14_fairseq": iwslt14.load_splits}
 HUB_KIND = "huggingface"
