@@ -178,3 +178,26 @@ def test_a_bad_byte_after_a_carriage_return_names_its_line(tmp_path):
     path = write(tmp_path / "t.tsv", b"a\tb\rc\td\xff\r")
     with pytest.raises(DataFormatError, match=r"t\.tsv:2: not valid UTF-8 \(byte 3: b'\\xff'\)"):
         load_tsv(path)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv", "parallel"])
+def test_a_stray_carriage_return_inside_a_line_is_an_error_not_a_line_break(tmp_path, fmt):
+    """Read as a break, a CR inside line 2 of one parallel file would split it and pair every later source
+    with the wrong target; with one such CR in each file the pairs between them would shift silently."""
+    if fmt == "parallel":
+        source = write(tmp_path / "t.src", "a b\nc\rd\ne\n")
+        target = write(tmp_path / "t.tgt", "x\ny\rz\nw\n")
+        with pytest.raises(DataFormatError, match=r"t\.src:2: a stray \\r ends this line, while the file's lines end with \\n"):
+            load_parallel(source, target)
+        return
+    line = json.dumps({"source": "c", "target": "d"}) if fmt == "jsonl" else "c d\te f"
+    path = write(tmp_path / f"t.{fmt}", f"{line}\n{line[:3]}\r{line[3:]}\n")
+    loader = load_jsonl if fmt == "jsonl" else load_tsv
+    with pytest.raises(DataFormatError, match=r":2: a stray \\r"):
+        loader(path)
+
+
+def test_a_tsv_field_longer_than_the_csv_modules_limit_is_read(tmp_path):
+    long_source = "word " * 40_000  # 200,000 characters: csv's default field limit is 131,072
+    records = load_tsv(write(tmp_path / "long.tsv", f"{long_source.strip()}\tshort\n"))
+    assert len(records[0]["source"]) == len(long_source.strip())

@@ -10,7 +10,7 @@ from source_fixtures import NQG_EXAMPLES, cnn_dailymail_repo, iwslt_tgz, nqg_zip
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
 from gold_textgen.data.records import SPLITS, DataFormatError
 from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KINDS, iwslt14, load_source_splits
-from gold_textgen.data.sources.download import DownloadError, fetch
+from gold_textgen.data.sources.download import archive_problem, DownloadError, fetch
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer, release_tokens
 from gold_textgen.data.token_features import FEATURE_TAGS
@@ -186,7 +186,24 @@ def test_fetch_verifies_the_checksum_and_leaves_nothing_on_mismatch(tmp_path):
     bad = tmp_path / "downloads" / "bad"
     with pytest.raises(DownloadError, match=r"sha256 [0-9a-f]+ does not match the pinned 0000"):
         fetch(original.as_uri(), bad, "sha256:0000")
-    assert not bad.exists() and [p.name for p in bad.parent.iterdir()] == ["source_archive"]  # no partial file
+    # no partial file; the good one's origin is recorded beside it
+    assert not bad.exists() and sorted(p.name for p in bad.parent.iterdir()) == ["source_archive", "source_archive.origin.json"]
+
+
+def test_an_archive_on_disk_is_checked_against_the_configured_url_and_checksum(tmp_path):
+    """Neither setting is in a job's identity (pinning the checksum must not retrain), so the workflow asks
+    archive_problem when it starts."""
+    original = nqg_zip(tmp_path / "redistribute.zip")
+    sha256 = hashlib.sha256(original.read_bytes()).hexdigest()
+    target = tmp_path / "downloads" / "source_archive"
+    assert archive_problem(target, original.as_uri(), None) is None  # nothing downloaded yet
+    fetch(original.as_uri(), target)
+    assert archive_problem(target, original.as_uri(), None) is None
+    assert archive_problem(target, original.as_uri(), f"sha256:{sha256}") is None  # pinned after the fact
+    assert "not the pinned 00ff" in archive_problem(target, original.as_uri(), "sha256:00ff")
+    moved = archive_problem(target, "https://example.org/other.zip", None)
+    assert "was downloaded from file://" in moved and "config now names https://example.org/other.zip" in moved
+    assert archive_problem(target, "https://example.org/mirror.zip", f"sha256:{sha256}") is None  # same bytes
 
 
 def test_failed_download_says_what_to_do(tmp_path):

@@ -61,3 +61,23 @@ def test_tables_mark_the_rows_of_seeds_whose_mle_was_still_improving(tmp_path):
     per_objective = pd.DataFrame({"task": ["demo", "other"], "objective": ["gold_s", "gold_s"]})
     assert with_unconverged_marks(per_objective, seeds)[COLUMN].tolist() == ["1, 3", ""]
     assert "demo: seed 1, 3" in note(seeds) and note({}) == ""
+
+
+def test_a_run_whose_dev_metric_never_improved_is_not_converged(tmp_path):
+    """A dev metric of 0 at every evaluation: early stopping ends the run, but it learned nothing."""
+    flat = finished_run(tmp_path / "results/models/demo/mle/seed1", [0.0, 0.0, 0.0, 0.0], cap=5000)
+    summary = run_summary(flat)
+    assert summary["never_improved"] and not summary["still_improving"] and not summary["converged"]
+    with pytest.raises(UnconvergedStart, match="never improved.*0.00 at update 100"):
+        require_converged_start(flat, starts_from_mle=True, allowed=False)
+    worse = finished_run(tmp_path / "worse", [5.0, 4.0, 3.0], cap=5000)
+    assert run_summary(worse)["never_improved"]
+    learned = finished_run(tmp_path / "learned", [0.0, 0.5, 0.4], cap=5000)
+    assert run_summary(learned)["converged"]
+
+
+def test_tables_mark_the_rows_of_seeds_whose_mle_never_improved(tmp_path):
+    frame = {"objective": ["mle", "mle"], "seed": [1, 2], "still_improving": [False, False], "never_improved": [True, False]}
+    frame["converged"] = [False, True]
+    pd.DataFrame(frame).to_csv(tmp_path / "summary.csv", index=False)
+    assert unconverged_seeds({"demo": tmp_path / "summary.csv"}) == {"demo": [1]}

@@ -48,11 +48,18 @@ def training_curves(models: Mapping[tuple[str, int], str | Path]) -> tuple[pd.Da
 
 
 def still_improving_warnings(task: str, summary: pd.DataFrame) -> list[str]:
-    return [
+    """A warning per run that had not converged: still improving at its cap, or never improving."""
+    messages = [
         f"task {task}, {row.objective} seed {row.seed}: still improving at its step cap (its best dev {row.metric} is "
         f"its last evaluation, at update {row.last_eval_step} of {row.max_steps}); a higher max_steps may help"
         for row in summary.itertuples()
         if row.still_improving
+    ]
+    never = summary[summary["never_improved"].astype(bool)] if "never_improved" in summary else summary.iloc[:0]
+    return messages + [
+        f"task {task}, {row.objective} seed {row.seed}: its dev {row.metric} never beat its first evaluation; check its "
+        "training log (learning rate, data, lengths)"
+        for row in never.itertuples()
     ]
 
 

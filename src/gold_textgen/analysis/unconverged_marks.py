@@ -1,4 +1,5 @@
-"""Rows built on an MLE model that its step cap stopped while it still improved (allowed only with
+"""Rows built on an MLE model that had not converged: its step cap stopped it while it still improved, or
+its dev metric never improved (allowed only with
 `experiment.allow_unconverged_mle: true`): every table marks them in a column, `mle_unconverged`, and a
 footnote, since a fine-tuned model's gain over such an MLE is partly the training MLE had left to do."""
 
@@ -13,12 +14,13 @@ COLUMN = "mle_unconverged"
 
 
 def unconverged_seeds(summaries: Mapping[str, str | Path]) -> dict[str, list[int]]:
-    """Per task (its training summary: rule training_curves), the seeds whose MLE run was still improving at
-    its step cap; tasks without any are left out."""
+    """Per task (its training summary: rule training_curves), the seeds whose MLE run had not converged
+    (workflow.convergence.run_summary); tasks without any are left out."""
     seeds = {}
     for task, path in summaries.items():
         summary = pd.read_csv(path)
-        flagged = summary[(summary["objective"] == "mle") & summary["still_improving"].astype(bool)]
+        unconverged = ~summary["converged"].astype(bool) if "converged" in summary else summary["still_improving"].astype(bool)
+        flagged = summary[(summary["objective"] == "mle") & unconverged]
         if len(flagged):
             seeds[task] = sorted(int(seed) for seed in flagged["seed"])
     return seeds
@@ -50,7 +52,8 @@ def note(seeds: Mapping[str, list[int]]) -> str:
         return ""
     runs = "; ".join(f"{task}: seed {_seed_list(found)}" for task, found in seeds.items())
     return (
-        f"\nUnconverged MLE (column `{COLUMN}`): the MLE run was still improving when its step cap stopped it ({runs}); "
+        f"\nUnconverged MLE (column `{COLUMN}`): the MLE run was still improving when its step cap stopped it, or its dev "
+        f"metric never improved ({runs}); "
         "experiment.allow_unconverged_mle let fine-tuning start from it, so a gain over MLE in these rows is partly "
         "training MLE had left to do (compare with the control, mle_continued).\n"
     )

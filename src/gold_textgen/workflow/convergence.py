@@ -1,7 +1,7 @@
 """Whether a finished training run had converged, read from its model folder alone (`provenance.json`,
-`resolved_config.yaml`, `log_history.json`), and the guard that keeps fine-tuning off an MLE model whose
-step cap stopped it while it still improved: a gain of the fine-tuned model over such a starting point
-measures the training budget left over, not the objective."""
+`resolved_config.yaml`, `log_history.json`), and the guard that keeps fine-tuning off an MLE model that had
+not: one whose step cap stopped it while it still improved (a gain of the fine-tuned model over it
+measures the training budget left over, not the objective), or one whose dev metric never improved."""
 
 from __future__ import annotations
 
@@ -28,31 +28,49 @@ def dev_evaluations(model_dir: str | Path, metric: str) -> list[tuple[int, float
     return [(int(entry["step"]), float(entry[key])) for entry in history if key in entry]
 
 
+def never_improved(evaluations: list[tuple[int, float]]) -> bool:
+    """Whether no dev evaluation after the first beat the first (a metric of 0 at every evaluation, say):
+    early stopping then ends the run, but it learned nothing its first evaluation did not already show."""
+    return len(evaluations) >= 2 and max(value for _, value in evaluations[1:]) <= evaluations[0][1]
+
+
 def run_summary(model_dir: str | Path) -> dict:
-    """The run's dev metric, step cap, updates made, selected and last evaluated update, and
-    `still_improving`: the cap stopped it with its best checkpoint at its last evaluation (a run that early
-    stopping or a schedule ended is not, whatever its last evaluation)."""
+    """The run's dev metric, step cap, updates made, selected and last evaluated update,
+    `still_improving` (the cap stopped it with its best checkpoint at its last evaluation; a run that early
+    stopping or a schedule ended is not, whatever its last evaluation), `never_improved` (no evaluation
+    beat the first) and `converged` (neither)."""
     model_dir = Path(model_dir)
     provenance = json.loads((model_dir / "provenance.json").read_text())
     cap = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]["max_steps"]
     evaluations = dev_evaluations(model_dir, provenance["metric"])
     selected = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
     last = evaluations[-1][0] if evaluations else None
+    still_improving = selected is not None and selected == last and provenance["global_step"] >= cap
     return {
         "metric": provenance["metric"],
         "max_steps": cap,
         "global_step": provenance["global_step"],
         "selected_step": selected,
         "last_eval_step": last,
-        "still_improving": selected is not None and selected == last and provenance["global_step"] >= cap,
+        "still_improving": still_improving,
+        "never_improved": never_improved(evaluations),
+        "converged": not still_improving and not never_improved(evaluations),
     }
 
 
 def unconverged_message(model_dir: str | Path) -> str | None:
     """Why fine-tuning should not start from the run in `model_dir`, or None when it converged."""
     summary = run_summary(model_dir)
-    if not summary["still_improving"]:
+    if summary["converged"]:
         return None
+    if summary["never_improved"]:
+        first_step, first = dev_evaluations(model_dir, summary["metric"])[0]
+        return (
+            f"the starting MLE run {model_dir} never improved: no dev {summary['metric']} evaluation beat its first "
+            f"({first:.2f} at update {first_step}), so it learned nothing a fine-tuned model could be fairly compared with. "
+            "Check its training log (learning rate, data, lengths), then rebuild the MLE model; or set "
+            "experiment.allow_unconverged_mle: true to fine-tune anyway (the tables then mark these rows)"
+        )
     shown = dev_evaluations(model_dir, summary["metric"])[-SHOWN_EVALUATIONS:]
     trail = ", ".join(f"{value:.2f} at {step}" for step, value in shown)
     return (
