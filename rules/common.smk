@@ -55,6 +55,7 @@ TRAINING_SPLITS = (
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
 # them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
 DATA = "results/data/{task}/{split}.jsonl"
+DATA_CHECKS = "results/data/{task}/checks.json"
 ARCHIVE = "results/downloads/{task}/source_archive"
 TOKENIZER = "results/tokenizers/{task}"
 MODEL = "results/models/{task}/{objective}/seed{seed}"
@@ -245,6 +246,16 @@ def source_contents(wildcards):
     """A digest of the files a task reads in place, as a param: editing them rebuilds the dataset."""
     files = gold_sources.local_source_files(source_settings(wildcards))
     return gold_sources.source_files_digest(files) if files else None
+
+
+def evaluation_source_settings(wildcards):
+    """The source settings the test split reads (the verification keys left out)."""
+    return gold_views.canonical(gold_views.evaluation_source_view(source_settings(wildcards)))
+
+
+def verification_settings(wildcards):
+    """The source settings the data checks read (rule verify_dataset)."""
+    return gold_views.canonical(gold_views.verification_view(source_settings(wildcards)))
 
 
 def training_source_settings(wildcards):
@@ -724,7 +735,7 @@ def per_task_diversity(wildcards):
 def final_outputs(wildcards):
     """Everything `snakemake` builds by default: the tables, and the analyses the experiment supports (each
     named by its rule's own output, so the path is written once)."""
-    outputs = [rules.main_table.output.csv, rules.table1.output.csv]
+    outputs = [rules.main_table.output.csv, rules.table1.output.csv, *per_task(DATA_CHECKS)]
     if EXPERIMENT["sweep_decoders"]:
         outputs.append(rules.table2.output.csv)
     outputs += per_task(rules.nll_histogram.output.figure)

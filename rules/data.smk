@@ -61,30 +61,54 @@ rule prepare_dataset:
         "../workflow_scripts/prepare_dataset.py"
 
 
-# The test split, and the checks of the whole data set: the archive's checksum, pairs shared between
-# splits (source.max_split_overlap), the expected sizes. Every source setting is in its params.
+# The test split, from the source settings it reads (all but the checks'): a setting only the test split
+# reads (the demo's num_test, a local test file) re-makes it and re-scores the models, and retrains nothing.
 # snakemake --cores 1 results/data/demo/test.jsonl
-rule verify_dataset:
+rule prepare_test_split:
     input:
         files=local_source_files,
         archive=source_archive,
-        prepared=expand(DATA, split=TRAINING_SPLITS, allow_missing=True),
     output:
         path(DATA, split="test"),
     log:
-        "logs/verify_dataset/{task}.log",
+        "logs/prepare_test_split/{task}.log",
     benchmark:
-        "logs/benchmarks/verify_dataset/{task}.tsv"
+        "logs/benchmarks/prepare_test_split/{task}.tsv"
     conda:
         "../envs/gold.yaml"
     resources:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        code=code_version("verify_dataset"),
-        source=source_settings,
+        code=code_version("prepare_dataset"),
+        source=evaluation_source_settings,
         contents=source_contents,
-        splits=TRAINING_SPLITS,
+        splits=["test"],
+        archive=source_archive_or_none,
+    script:
+        "../workflow_scripts/prepare_dataset.py"
+
+
+# The checks of the whole data set: the archive against its checksum, pairs shared between splits
+# (source.max_split_overlap), the sizes the config expects. Its params are those settings alone, so
+# changing one reruns this job and nothing else.
+# snakemake --cores 1 results/data/demo/checks.json
+rule verify_dataset:
+    input:
+        archive=source_archive,
+        splits=expand(DATA, split=SPLITS, allow_missing=True),
+    output:
+        DATA_CHECKS,
+    log:
+        "logs/verify_dataset/{task}.log",
+    benchmark:
+        "logs/benchmarks/verify_dataset/{task}.tsv"
+    conda:
+        "../envs/gold.yaml"
+    params:
+        code=code_version("verify_dataset"),
+        checks=verification_settings,
+        splits=SPLITS,
         archive=source_archive_or_none,
     script:
         "../workflow_scripts/verify_dataset.py"

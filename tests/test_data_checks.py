@@ -4,6 +4,7 @@ source settings reach the training splits (workflow.views.training_source_view).
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import yaml
 from gold_textgen.data.prepare import SplitOverlapError, check_overlaps, prepare_dataset, split_overlaps, verify_dataset
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.schema import defaults, validate_config
-from gold_textgen.workflow.views import training_source_view, training_view
+from gold_textgen.workflow.views import training_source_view, training_view, verification_view
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,7 +35,9 @@ def test_too_many_shared_pairs_stop_with_the_counts_and_the_setting(caplog):
     splits = {"train": pairs("a", "b", "c"), "valid": pairs("x", "y"), "test": pairs("a", "e", "f", "g")}
     check_overlaps("demo", splits, max_share=0.25)  # 1 of 4 test pairs: 25% is allowed
     assert "1 of 4 test pairs (25.0%) also occur in train" in caplog.text
-    with pytest.raises(SplitOverlapError, match=r"task demo: 1 of the 4 test pairs \(25.0%\) also occur in the train split.*max_split_overlap"):
+    with pytest.raises(
+        SplitOverlapError, match=r"task demo: 1 of the 4 test pairs \(25.0%\) also occur in the train split.*max_split_overlap"
+    ):
         check_overlaps("demo", splits, max_share=0.2)
 
 
@@ -43,10 +46,15 @@ def test_one_file_for_every_split_is_refused_by_the_checks(tmp_path):
     (setting_relations); the data checks would refuse the same data from three copies of the file."""
     (tmp_path / "all.tsv").write_text("a b\tx y\nc\tz\n")
     source = {"kind": "local", "format": "tsv", "train": "all.tsv", "valid": "all.tsv", "test": "all.tsv", "max_split_overlap": 0.05}
-    outputs = {split: tmp_path / f"{split}.jsonl" for split in ("train", "valid")}
+    outputs = {split: tmp_path / f"{split}.jsonl" for split in ("train", "valid", "test")}
     prepare_dataset(source, outputs, base_dir=tmp_path)
     with pytest.raises(SplitOverlapError, match="2 of the 2 valid pairs"):
-        verify_dataset(source, tmp_path / "test.jsonl", outputs, base_dir=tmp_path)
+        verify_dataset(verification_view(source), outputs, tmp_path / "checks.json")
+    report = verify_dataset(
+        {**verification_view(source), "max_split_overlap": 1.0, "expected_sizes": {"test": 3}}, outputs, tmp_path / "c.json"
+    )
+    assert report["sizes"] == {"train": 2, "valid": 2, "test": 2} and "split test: 2 examples" in report["size_warnings"][0]
+    assert json.loads((tmp_path / "c.json").read_text())["shared_pairs"][0] == {"split": "valid", "with": "train", "shared": 2, "of": 2}
 
 
 def test_the_demo_languages_splits_share_few_pairs():
@@ -75,7 +83,15 @@ def changed(source: dict, key: str) -> dict:
     for part in parents:
         node = node[part]
     value = node.get(last)
-    node[last] = f"{value}-changed" if isinstance(value, str) else {"test": 99} if isinstance(value, dict) else [v + 1 for v in value] if isinstance(value, list) else (value or 0) + 7
+    node[last] = (
+        f"{value}-changed"
+        if isinstance(value, str)
+        else {"test": 99}
+        if isinstance(value, dict)
+        else [v + 1 for v in value]
+        if isinstance(value, list)
+        else (value or 0) + 7
+    )
     return source
 
 

@@ -13,7 +13,7 @@ from conftest import REPO, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
-TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "fine_tune"}
+TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "fine_tune"}  # prepare_dataset: train, valid
 
 
 def test_partial_target_builds_only_its_ancestors(tmp_path):
@@ -117,3 +117,27 @@ def test_the_end_of_the_workflow_warns_of_references_mostly_unknown_to_the_token
     score.write_text(json.dumps({**json.loads(score.read_text()), "unk_rate": 40.0}))
     result = run_snakemake(workdir, "results/tables/main.csv", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     assert "WARNING: task demo, test split: 40.0% of the reference tokens are <unk>" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reruns"),
+    [
+        # The test split's size: the test split, each model's test evaluation and what reads it.
+        ("num_test", 30, {"prepare_test_split", "verify_dataset", "evaluate_test"}),
+        # The data checks' own settings: the checks alone.
+        ("max_split_overlap", 0.5, {"verify_dataset"}),
+        ("expected_sizes", {"test": 40}, {"verify_dataset"}),
+    ],
+)
+def test_a_test_only_or_verification_setting_retrains_nothing(tiny_run, tmp_path, key, value, reruns):
+    config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
+    config["tasks"]["demo"]["source"][key] = value
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(config))
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    assert not (TRAINING_RULES | {"evaluate_valid"}) & set(counts)
+    assert reruns <= set(counts)
+    if "evaluate_test" not in reruns:
+        assert set(counts) == reruns | {"all"}
+    else:
+        assert counts["evaluate_test"] == 5  # MLE, the control and three GOLD models

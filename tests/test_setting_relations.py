@@ -88,7 +88,13 @@ def test_lengths_beyond_the_position_table(config):
 
 
 def test_one_file_for_two_splits_of_a_local_source(config):
-    config["tasks"]["demo"]["source"] = {"kind": "local", "format": "tsv", "train": "d/all.tsv", "valid": "d/dev.tsv", "test": "d/./all.tsv"}
+    config["tasks"]["demo"]["source"] = {
+        "kind": "local",
+        "format": "tsv",
+        "train": "d/all.tsv",
+        "valid": "d/dev.tsv",
+        "test": "d/./all.tsv",
+    }
     refused(config, r"tasks\.demo\.source\.test: reads d/\./all\.tsv, the file of split train too")
 
 

@@ -10,7 +10,7 @@ from source_fixtures import NQG_EXAMPLES, cnn_dailymail_repo, iwslt_tgz, nqg_zip
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
 from gold_textgen.data.records import SPLITS, DataFormatError
 from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KINDS, iwslt14, load_source_splits
-from gold_textgen.data.sources.download import archive_problem, DownloadError, fetch
+from gold_textgen.data.sources.download import DownloadError, archive_problem, fetch
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer, release_tokens
 from gold_textgen.data.token_features import FEATURE_TAGS

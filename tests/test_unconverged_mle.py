@@ -68,7 +68,7 @@ def test_a_run_whose_dev_metric_never_improved_is_not_converged(tmp_path):
     flat = finished_run(tmp_path / "results/models/demo/mle/seed1", [0.0, 0.0, 0.0, 0.0], cap=5000)
     summary = run_summary(flat)
     assert summary["never_improved"] and not summary["still_improving"] and not summary["converged"]
-    with pytest.raises(UnconvergedStart, match="never improved.*0.00 at update 100"):
+    with pytest.raises(UnconvergedStart, match=r"never improved.*0\.00 at update 100"):
         require_converged_start(flat, starts_from_mle=True, allowed=False)
     worse = finished_run(tmp_path / "worse", [5.0, 4.0, 3.0], cap=5000)
     assert run_summary(worse)["never_improved"]

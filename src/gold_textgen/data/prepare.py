@@ -1,9 +1,10 @@
-"""The data stages: `prepare_dataset` writes the training splits (train, valid); `verify_dataset` writes the
-test split and checks the data set as a whole (archive checksum, sizes, pairs shared between splits).
+"""The data stages: `prepare_dataset` writes splits (one job for train and valid, one for test), and
+`verify_dataset` checks the data set as a whole (archive checksum, pairs shared between splits, sizes).
 
-Two jobs, so that the settings only the test split or the checks read (`num_test`, a test file, a checksum,
-the expected sizes) re-make the test split and re-score the models, but never rewrite the training
-splits, and so never retrain (see workflow.views.training_source_view)."""
+Three jobs, so that a setting only the test split reads (`num_test`, a test file) re-makes the test split
+and re-scores the models but never rewrites the training splits, so never retrains; and a setting only
+the checks read (checksum, url, expected sizes, max_split_overlap) reruns the checks alone (see
+workflow.views.training_source_view and verification_view)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..workflow.files import read_jsonl, write_jsonl
+from ..workflow.files import read_jsonl, write_json, write_jsonl
 from .records import check_unique_ids
 from .sources import load_source_splits
 from .sources.download import verify
@@ -63,44 +64,44 @@ def check_overlaps(task: str, splits: Mapping[str, list[dict]], max_share: float
             )
 
 
-def _load_and_write(source: dict, outputs: Mapping[str, str | Path], base_dir, archive) -> dict[str, list[dict]]:
+def prepare_dataset(
+    source: dict, outputs: Mapping[str, str | Path], base_dir: str | Path = ".", archive: str | Path | None = None, task: str = "?"
+) -> dict[str, int]:
+    """Load the splits named in `outputs` and write them; returns the records per split. `source` holds the
+    settings these splits read (workflow.views.training_source_view for train and valid)."""
     splits = load_source_splits(source, list(outputs), base_dir, archive)
+    sizes = {}
     for split, records in splits.items():
         if not records:
             raise ValueError(f"split '{split}' of the {source['kind']} source has no records")
         check_unique_ids(records, f"split '{split}' of the {source['kind']} source")
-        count = write_jsonl(outputs[split], records)
-        log.info("%s: %d records -> %s", split, count, outputs[split])
-    return splits
-
-
-def prepare_dataset(
-    source: dict, outputs: Mapping[str, str | Path], base_dir: str | Path = ".", archive: str | Path | None = None, task: str = "?"
-) -> dict[str, int]:
-    """Load the splits named in `outputs` (train and valid) and write them; returns the records per split.
-    `source` holds the settings these splits read (workflow.views.training_source_view)."""
-    splits = _load_and_write(source, outputs, base_dir, archive)
-    return {split: len(records) for split, records in splits.items()}
+        sizes[split] = write_jsonl(outputs[split], records)
+        log.info("%s: %d records -> %s", split, sizes[split], outputs[split])
+    return sizes
 
 
 def verify_dataset(
-    source: dict,
-    test_output: str | Path,
-    prepared: Mapping[str, str | Path],
-    base_dir: str | Path = ".",
-    archive: str | Path | None = None,
-    task: str = "?",
-) -> dict[str, int]:
-    """Check the archive against its pinned checksum, write the test split, then check the whole data set
-    (`prepared`: the train and valid files already written): pairs shared between splits and the sizes
-    the config expects. Returns the records per split."""
+    checks: dict, prepared: Mapping[str, str | Path], report: str | Path, archive: str | Path | None = None, task: str = "?"
+) -> dict:
+    """Check the archive against its pinned checksum and the prepared splits (`prepared`: split -> file)
+    against each other (shared pairs, `max_split_overlap`) and the `expected_sizes`; write what was found
+    to `report` (JSON) and return it. `checks` holds the verification settings (verification_view)."""
     if archive is not None:
-        verify(archive, source.get("checksum"), source.get("url", str(archive)))  # also a file placed by hand
+        verify(archive, checks.get("checksum"), checks.get("url") or str(archive))  # also a file placed by hand
     splits = {split: read_jsonl(location) for split, location in prepared.items()}
-    splits.update(_load_and_write(source, {"test": test_output}, base_dir, archive))
-    check_overlaps(task, splits, source.get("max_split_overlap", 0.05))
+    check_overlaps(task, splits, checks["max_split_overlap"])
     sizes = {split: len(records) for split, records in splits.items()}
-    for message in size_warnings(task, sizes, source.get("expected_sizes") or {}):
+    warnings = size_warnings(task, sizes, checks.get("expected_sizes") or {})
+    for message in warnings:
         log.warning(message)
         print(f"WARNING: {message}", file=sys.__stderr__)  # also on the driver's terminal, not only in the log
-    return sizes
+    found = {
+        "sizes": sizes,
+        "shared_pairs": [
+            {"split": held_out, "with": earlier, "shared": shared, "of": total}
+            for held_out, earlier, shared, total in split_overlaps(splits)
+        ],
+        "size_warnings": warnings,
+    }
+    write_json(report, found)
+    return found

@@ -130,9 +130,19 @@ def training_view(task: dict, objective: str) -> dict:
     return view
 
 
-# Settings that check a source or say where to fetch it, but never change a record: the data set job
-# (rule verify_dataset) reads them; the training splits and every model are independent of them.
+# Settings that check a source or say where to fetch it, but never change a record: the data checks
+# (rule verify_dataset) read them; no split, model or score depends on them.
 VERIFICATION_KEYS = ("checksum", "url", "expected_sizes", "max_split_overlap")
+
+
+def verification_view(source: dict) -> dict:
+    """The source settings that rule verify_dataset reads (checksum and url, expected sizes, max_split_overlap)."""
+    return {key: source.get(key) for key in VERIFICATION_KEYS}
+
+
+def evaluation_source_view(source: dict) -> dict:
+    """The source settings the test split reads: all but the verification keys."""
+    return {key: value for key, value in source.items() if key not in VERIFICATION_KEYS}
 
 
 def training_source_view(source: dict) -> dict:
@@ -140,7 +150,7 @@ def training_source_view(source: dict) -> dict:
     the test-only ones (the demo's `num_test`, a local source's `test` file, the hub's test split and its
     files, the NQG release's test prefix and line range), so changing those re-makes and re-scores the
     test split but retrains nothing. NQG's `sentence_split.test` stays: the test groups are carved first."""
-    kept = {key: value for key, value in source.items() if key not in VERIFICATION_KEYS}
+    kept = evaluation_source_view(source)
     kind = source["kind"]
     if kind == "synthetic":
         kept.pop("num_test", None)
