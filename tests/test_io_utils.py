@@ -2,6 +2,7 @@ import os
 import stat
 
 import pytest
+import torch
 
 from gold_textgen.workflow.files import atomic_directory, atomic_open, current_umask, read_jsonl, write_json, write_jsonl
 
@@ -56,3 +57,34 @@ def test_outputs_get_the_modes_the_umask_gives_ordinary_files(tmp_path, umask):
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "scores.json").stat().st_mode) == 0o666 & ~umask == stat.S_IMODE(plain_file.stat().st_mode)
     assert stat.S_IMODE((tmp_path / "model").stat().st_mode) == 0o777 & ~umask == stat.S_IMODE(plain_dir.stat().st_mode)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_model_weights_get_the_umasks_mode_too(tmp_path, umask):
+    """safetensors writes its file 0600; inside a model folder it gets the umask's mode like the rest, so a
+    lab-mate who can read the config can read the weights."""
+    from safetensors.torch import save_file
+
+    previous = os.umask(umask)
+    try:
+        with atomic_directory(tmp_path / "model") as staging:
+            save_file({"w": torch.zeros(2)}, staging / "model.safetensors")
+            os.chmod(staging / "model.safetensors", 0o600)  # as safetensors leaves it on some versions
+            (staging / "sub").mkdir(mode=0o700)
+            (staging / "sub" / "part.bin").write_bytes(b"x")
+    finally:
+        os.umask(previous)
+    for name in ("model.safetensors", "sub/part.bin"):
+        assert stat.S_IMODE((tmp_path / "model" / name).stat().st_mode) == 0o666 & ~umask, name
+    assert stat.S_IMODE((tmp_path / "model" / "sub").stat().st_mode) == 0o777 & ~umask
+
+
+def test_a_killed_writes_temporary_siblings_are_removed_by_the_next_write(tmp_path):
+    (tmp_path / ".model.abc123.tmp").mkdir()
+    (tmp_path / ".model.abc123.tmp" / "weights").write_text("half")
+    (tmp_path / ".scores.json.x9.tmp").write_text("{")
+    (tmp_path / ".other.x.tmp").write_text("not ours")
+    with atomic_directory(tmp_path / "model") as staging:
+        (staging / "weights").write_text("w")
+    write_json(tmp_path / "scores.json", {})
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".other.x.tmp", "model", "scores.json"]

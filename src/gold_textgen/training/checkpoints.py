@@ -15,42 +15,35 @@ from ever handing back a stale or different model:
   one forced with `snakemake -f`, trains afresh instead of resuming a run that is over. It keeps the
   identity, marked finished, so the next run's log says which setting or input changed since (Snakemake
   has already deleted the model it is about to replace).
-* **One trainer at a time.** The main process holds an exclusive lock (`flock` on `trainer.lock`, which
-  names the holder's process and host) for as long as it lives. A second trainer on the same folder, such
-  as the rerun of a workflow whose killed driver left its job running, stops with a message naming that
-  process instead of resuming from checkpoints the first still writes. The kernel drops the lock when the
-  holder dies, however it dies, so a crashed job never blocks its restart.
+* **One trainer at a time.** The main process holds an exclusive lock (trainer_lock.py: `flock` on
+  `trainer.lock`, or a lock file where a cluster filesystem's flock fails or holds per node) for as long as
+  it lives. A second trainer on the same folder, such as the rerun of a workflow whose killed driver left
+  its job running, stops with a message naming that process instead of resuming from checkpoints the first
+  still writes. A crashed job's lock is released (flock: by the kernel; the lock file: it goes stale).
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
 import os
 import re
 import shutil
-import socket
-import time
 from pathlib import Path
-from typing import IO
 
 from transformers import TrainerCallback
+from transformers.trainer_utils import rotate_checkpoints
 
 from ..workflow.files import content_digest, read_json, write_json
 from ..workflow.runtime import is_main_process
+from .trainer_lock import HELD_FILE, LOCK_FILE, CheckpointsInUse, lock_checkpoints
 
+__all__ = ["CheckpointsInUse", "lock_checkpoints"]  # raised and used here, defined in trainer_lock
 log = logging.getLogger(__name__)
 FINGERPRINT_FILE = "fingerprint.json"
 COMPLETE_FILE = "checkpoint_complete.json"
-LOCK_FILE = "trainer.lock"
 CHECKPOINT_NAME = re.compile(r"^checkpoint-(\d+)$")
-_HELD_LOCKS: dict[Path, IO] = {}  # checkpoint folder -> its open lock file, kept for the process's life
-
-
-class CheckpointsInUse(RuntimeError):
-    """Another living process trains into the same checkpoint folder."""
 
 
 def fingerprint(identity: dict) -> str:
@@ -87,38 +80,11 @@ def _changed_parts(old: dict, new: dict) -> list[str]:
     return parts or ["the recorded identity's format"]
 
 
-def lock_checkpoints(checkpoint_dir: str | Path) -> None:
-    """Hold `checkpoint_dir`'s trainer lock for the rest of this process's life (again: nothing to do), or
-    raise CheckpointsInUse naming the living process that holds it."""
-    checkpoint_dir = Path(checkpoint_dir)
-    key = checkpoint_dir.resolve()
-    if key in _HELD_LOCKS:
-        return
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(checkpoint_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 (held open on purpose)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
-        handle.close()
-        raise CheckpointsInUse(
-            f"{checkpoint_dir} is in use by {holder}: a training job of an earlier run is still writing these checkpoints "
-            "(a driver killed with SIGKILL leaves its jobs running). Stop that process, or let it finish, then rerun; "
-            "a second trainer here would resume from checkpoints the first is still writing."
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"process {os.getpid()} on host {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
-    handle.flush()
-    _HELD_LOCKS[key] = handle
-
-
 def _clear(checkpoint_dir: Path) -> None:
     """Remove everything in the folder but the lock (removing the lock's file would let a second trainer
     lock a new file of the same name)."""
     for entry in checkpoint_dir.iterdir():
-        if entry.name == LOCK_FILE:
+        if entry.name in (LOCK_FILE, HELD_FILE):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
@@ -181,13 +147,20 @@ def last_complete_checkpoint(checkpoint_dir: Path, remove_incomplete: bool = Tru
     return None
 
 
+KEPT_CHECKPOINTS = 2  # the best and the latest: enough to resume and to pick the best
+
+
 class CheckpointCompletion(TrainerCallback):
-    """Marks a checkpoint complete once everything in it is written. Register it last: callbacks run in
-    order, so every other callback's part of the checkpoint (GOLD's lagged policy) is already there."""
+    """Marks a checkpoint complete once everything in it is written, then removes older checkpoints but the
+    best. Register it last: callbacks run in order, so every other callback's part of the checkpoint
+    (GOLD's lagged policy) is already there. The Trainer's own rotation is off (save_total_limit None):
+    it runs before the marker exists, so a job killed between the two would find its newest checkpoint
+    incomplete and the one before it deleted, and redo every update since the best."""
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / COMPLETE_FILE, {"global_step": state.global_step})
+            rotate_checkpoints(args.output_dir, KEPT_CHECKPOINTS, state.best_model_checkpoint)
 
 
 def discard_checkpoints(checkpoint_dir: str | Path) -> None:

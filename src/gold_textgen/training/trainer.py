@@ -36,6 +36,7 @@ from ..workflow.provenance import provenance
 from ..workflow.runtime import is_main_process, pick_device
 from . import plateau_schedule as plateau
 from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
+from .divergence import DivergenceGuard
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,9 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         eval_steps=settings["eval_steps"],
         save_strategy="steps",
         save_steps=settings["eval_steps"],
-        save_total_limit=2,  # the best and the latest: enough to resume and to pick the best
+        # Old checkpoints are removed by CheckpointCompletion once the newest is complete, not by the Trainer
+        # (which rotates before the completion marker is written: see checkpoints.py).
+        save_total_limit=None,
         load_best_model_at_end=True,
         # A resumed run continues the early-stopping count where it stopped, as the uninterrupted run does.
         restore_callback_states_from_checkpoint=True,
@@ -123,6 +126,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         greater_is_better=True,
         predict_with_generate=True,
         logging_steps=max(1, settings["eval_steps"] // 5),
+        logging_nan_inf_filter=False,  # a NaN loss is logged as NaN, and DivergenceGuard stops the run
         report_to=job.logger,
         use_cpu=device.type == "cpu",
         dataloader_num_workers=0,
@@ -228,7 +232,14 @@ def build_trainer(
         eval_dataset=valid_set,
         processing_class=tokenizer,
         compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
-        callbacks=[*early_stopping(settings), *schedule_callbacks, *callbacks, CheckpointCompletion(), *job.callbacks],
+        callbacks=[
+            DivergenceGuard(settings),
+            *early_stopping(settings),
+            *schedule_callbacks,
+            *callbacks,
+            CheckpointCompletion(),
+            *job.callbacks,
+        ],
         max_tokens=settings["max_tokens"],
         **trainer_options,
     )

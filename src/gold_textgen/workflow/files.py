@@ -2,13 +2,16 @@
 never leaves a half-written file that looks finished.
 
 The temporary files are private while they are written (mkstemp: 0600, mkdtemp: 0700) and get the modes
-an ordinary `open` or `mkdir` would give them (0666 / 0777 less the umask) just before the rename: on a
+an ordinary `open` or `mkdir` would give them (0666 / 0777 less the umask) just before the rename, and so
+does everything written inside a temporary directory (safetensors writes model weights 0600): on a
 shared filesystem a lab-mate or a web server reads the tables, models and figures as it reads any other
-file of the user's."""
+file of the user's. A job killed mid-write leaves its temporary sibling behind; the next write of the same
+output removes it (one job writes an output at a time: Snakemake and the trainer lock see to that)."""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import html
 import json
@@ -32,11 +35,34 @@ def current_umask() -> int:
     return mask
 
 
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary siblings (`.{name}.*.tmp`) an earlier, killed write of `path` left behind."""
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+
+
+def give_umask_modes(folder: Path) -> None:
+    """Every file and folder below `folder` gets the mode `open` / `mkdir` would give it under the umask."""
+    mask = current_umask()
+    for root, folders, files in os.walk(folder):
+        for name in folders:
+            os.chmod(Path(root) / name, 0o777 & ~mask)
+        for name in files:
+            if not (Path(root) / name).is_symlink():
+                os.chmod(Path(root) / name, 0o666 & ~mask)
+    os.chmod(folder, 0o777 & ~mask)
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to `path`; on success rename it onto `path`, on error delete it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
@@ -57,10 +83,11 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
     """Yield an empty temporary directory that replaces `path` once the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
-        os.chmod(tmp, 0o777 & ~current_umask())
+        give_umask_modes(tmp)
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)

@@ -1,0 +1,84 @@
+"""A run that diverges stops with what to try and keeps its last good checkpoint; checkpoints are rotated
+only after the newest is complete."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import REPO, tiny_task
+from settings import TINY_MODEL
+from transformers import TrainerCallback
+
+from gold_textgen.training.checkpoints import COMPLETE_FILE
+from gold_textgen.training.divergence import TrainingDiverged
+from gold_textgen.training.mle import train_mle
+from gold_textgen.training.trainer import TrainingJob
+
+
+def mle_job(tiny_data, tmp_path, **mle_settings):
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir(exist_ok=True)
+    tokenizer.save_pretrained(tmp_path / "tok")
+    task = tiny_task(TINY_MODEL)
+    task["mle"].update(mle_settings)
+    return TrainingJob(
+        task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "model", tmp_path / "ckpt", REPO
+    )
+
+
+class PoisonWeightsAfter(TrainerCallback):
+    """Makes the weights infinite after update `step` (what a learning rate far too high ends in, without
+    depending on how fast a given CPU's kernels overflow)."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if state.global_step == self.step:
+            with torch.no_grad():
+                for parameter in model.parameters():
+                    parameter.fill_(math.inf)
+
+
+def test_a_diverging_run_stops_with_the_update_and_what_to_try(tiny_data, tmp_path):
+    job = mle_job(tiny_data, tmp_path, max_steps=8, eval_steps=2, learning_rate=0.01, max_grad_norm=1.0)
+    job.callbacks = (PoisonWeightsAfter(4),)
+    with pytest.raises(TrainingDiverged) as stopped:
+        train_mle(job)
+    message = str(stopped.value)
+    assert "the loss logged at update 5 is nan" in message or "logged at update 6" in message, message
+    assert "checkpoint-4" in message and "a lower learning_rate (now 0.01)" in message and "max_grad_norm (now 1.0)" in message
+    kept = sorted(path.name for path in (tmp_path / "ckpt").glob("checkpoint-*"))
+    assert kept[-1] == "checkpoint-4" and (tmp_path / "ckpt" / "checkpoint-4" / COMPLETE_FILE).exists()
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_learning_rate_far_too_high_is_caught(tiny_data, tmp_path):
+    """The real thing: no clipping and a learning rate of 1e6 overflow the tiny model within its updates."""
+    job = mle_job(tiny_data, tmp_path, max_steps=40, eval_steps=4, learning_rate=1.0e6, max_grad_norm=0.0, warmup_steps=0)
+    with pytest.raises(TrainingDiverged, match=r"training diverged: the (loss|grad_norm) logged at update \d+ is (nan|inf)"):
+        train_mle(job)
+
+
+class RecordCheckpoints(TrainerCallback):
+    """What the checkpoint folder holds after each save (callbacks after CheckpointCompletion see it)."""
+
+    def __init__(self):
+        self.seen = []
+
+    def on_save(self, args, state, control, **kwargs):
+        folder = Path(args.output_dir)
+        self.seen.append(sorted((path.name, (path / COMPLETE_FILE).exists()) for path in folder.glob("checkpoint-*")))
+
+
+def test_old_checkpoints_are_removed_only_after_the_newest_is_complete(tiny_data, tmp_path):
+    job = mle_job(tiny_data, tmp_path, max_steps=8, eval_steps=2, early_stopping_patience=None)
+    recorder = RecordCheckpoints()
+    job.callbacks = (recorder,)
+    train_mle(job)
+    for seen in recorder.seen:
+        assert all(complete for _, complete in seen) and len(seen) <= 2  # the best and the newest, both complete
+    assert len(recorder.seen) == 4 and recorder.seen[-1][-1][0] == "checkpoint-8"
