@@ -82,3 +82,51 @@ def test_old_checkpoints_are_removed_only_after_the_newest_is_complete(tiny_data
     for seen in recorder.seen:
         assert all(complete for _, complete in seen) and len(seen) <= 2  # the best and the newest, both complete
     assert len(recorder.seen) == 4 and recorder.seen[-1][-1][0] == "checkpoint-8"
+
+
+def test_a_pretrained_models_position_table_is_checked_before_training(tiny_data, tmp_path):
+    """Its limit is in its own config, read when the job loads it: a clear error, not an IndexError."""
+    from gold_textgen.models.transformer import build_scratch_model
+
+    data_dir, tokenizer = tiny_data
+    pretrained = tmp_path / "pretrained"
+    build_scratch_model({**TINY_MODEL, "max_position_embeddings": 16}, tokenizer).save_pretrained(pretrained)
+    tokenizer.save_pretrained(pretrained)
+    task = tiny_task({"kind": "pretrained", "name_or_path": str(pretrained)})
+    task.update(max_source_length=24)
+    job = TrainingJob(task, "mle", 1, data_dir / "train.jsonl", data_dir / "valid.jsonl", None, tmp_path / "out", tmp_path / "ckpt", REPO)
+    with pytest.raises(ValueError, match=r"max_source_length needs 24 positions, but the model .* has 16 \(max_position_embeddings\)"):
+        train_mle(job)
+
+
+def test_references_cut_at_the_length_limit_are_counted_in_the_log(tiny_data, tmp_path, caplog):
+    job = mle_job(tiny_data, tmp_path, max_steps=2, eval_steps=2)
+    job.task["max_target_length"] = 3
+    train_mle(job)
+    assert "of 64 training references" in caplog.text and "are longer than max_target_length (3 tokens, EOS included)" in caplog.text
+    assert "0 of 64" not in caplog.text
+
+
+def test_a_reward_cache_holding_nan_is_refused(tiny_data):
+    import pandas as pd
+
+    from gold_textgen.data.seq2seq_batches import tokenize_records
+    from gold_textgen.training.reward_cache import attach_cached_rewards
+
+    data_dir, tokenizer = tiny_data
+    from gold_textgen.workflow.files import read_jsonl
+
+    train_set = tokenize_records(read_jsonl(data_dir / "train.jsonl")[:2], tokenizer, 12, 12)
+    rows = [(example, position, token, 0.5) for example, labels in enumerate(train_set["labels"]) for position, token in enumerate(labels)]
+    table = pd.DataFrame(rows, columns=["example", "position", "token_id", "nll"])
+    attach_cached_rewards(train_set, table)
+    table.loc[3, "nll"] = float("nan")
+    with pytest.raises(ValueError, match=r"reward cache holds 1 token\(s\) whose p_MLE is not a number .*retrain it"):
+        attach_cached_rewards(train_set, table)
+
+
+def test_a_vocabulary_with_no_word_is_refused():
+    from gold_textgen.data.tokenization import train_tokenizer
+
+    with pytest.raises(ValueError, match=r"holds no word.*min_frequency 50"):
+        train_tokenizer(["a b c", "a d"], min_frequency=50)

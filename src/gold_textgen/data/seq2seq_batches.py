@@ -53,6 +53,15 @@ def encode_records(
     return encoded
 
 
+def references_cut(records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_target_length: int) -> int:
+    """How many references are longer than `max_target_length` tokens (EOS included), so that training and
+    the reward cache see them cut: a model that never sees a reference end learns to stop too early."""
+    if copy_slots(tokenizer):  # one token per word, then EOS (copy_vocabulary.py)
+        return sum(len(record["target"].split()) + 1 > max_target_length for record in records)
+    lengths = tokenizer(text_target=[record["target"] for record in records], truncation=False)["input_ids"]
+    return sum(len(ids) + (ids[-1:] != [tokenizer.eos_token_id]) > max_target_length for ids in lengths)
+
+
 def ending_with_eos(labels: list[int], eos_token_id: int | None, max_length: int) -> list[int]:
     """`labels` with EOS last: the seq2seq tokenizers add it to every target, a causal LM's tokenizer (Qwen,
     Llama) adds none, and without it the model never learns to end its completion."""

@@ -53,6 +53,11 @@ def train_tokenizer(
     if lowercase:
         tokenizer.normalizer = normalizers.Lowercase()
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    if tokenizer.get_vocab_size() <= len(SPECIAL_ORDER):
+        raise ValueError(
+            f"the trained vocabulary holds no word, only the {len(SPECIAL_ORDER)} special tokens: min_frequency {min_frequency} "
+            "is above every word's count in the training split (or the split is empty); lower tokenizer.min_frequency"
+        )
     eos_id = tokenizer.token_to_id("</s>")
     tokenizer.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos_id)])
     wrapped = PreTrainedTokenizerFast(tokenizer_object=tokenizer, **SPECIAL_TOKENS)

@@ -19,6 +19,13 @@ from .fine_tune_trainer import REWARD_FIELD
 def attach_cached_rewards(train_set: datasets.Dataset, table: pd.DataFrame) -> datasets.Dataset:
     """Add each example's per-token log p_MLE as a column, after checking that the cache was computed on
     exactly these tokenized references (same examples, same token ids)."""
+    bad = table[~np.isfinite(table["nll"].to_numpy(dtype=np.float64))]
+    if len(bad):
+        first = bad.iloc[0]
+        raise ValueError(
+            f"reward cache holds {len(bad)} token(s) whose p_MLE is not a number (first: example {first['example']}, position "
+            f"{first['position']}, nll {first['nll']}): the MLE model it was computed with is broken; retrain it, then rebuild the cache"
+        )
     table = table.sort_values(["example", "position"])
     groups = table.groupby("example", sort=True)
     if groups.ngroups != len(train_set):

@@ -25,11 +25,12 @@ from transformers import (
 )
 
 from ..data.copy_vocabulary import CopyVocabulary
-from ..data.seq2seq_batches import tokenize_records
+from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
 from ..evaluation import metrics
 from ..evaluation.decoding import apply_length_settings
 from ..models.copy_slots import copy_slots
+from ..models.position_limit import check_position_limit
 from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
 from ..workflow.provenance import provenance
@@ -156,7 +157,9 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring:
 
 def configure_generation(model: PreTrainedModel, task: dict) -> None:
     """Dev evaluation decodes with the task's dev decoder (`dev_search`: greedy by default, the paper's
-    test beam in configs/paper.yaml, as the authors validated) and the task's length settings."""
+    test beam in configs/paper.yaml, as the authors validated) and the task's length settings, which must
+    fit the model's position table (checked here, before any update)."""
+    check_position_limit(model, task)
     config = model.generation_config
     apply_length_settings(config, task["generation"])
     search = task["dev_search"]
@@ -170,7 +173,17 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     `eval_max_examples` dev examples."""
     lengths = (job.task["max_source_length"], job.task["max_target_length"])
     features = input_features(job.task["model"])
-    train_set = tokenize_records(read_jsonl(job.train_path), tokenizer, *lengths, features, keep_oov_words)
+    records = read_jsonl(job.train_path)
+    cut = references_cut(records, tokenizer, job.task["max_target_length"])
+    log.log(
+        logging.WARNING if cut else logging.INFO,
+        "%d of %d training references (%.1f%%) are longer than max_target_length (%d tokens, EOS included) and are cut",
+        cut,
+        len(records),
+        100 * cut / max(1, len(records)),
+        job.task["max_target_length"],
+    )
+    train_set = tokenize_records(records, tokenizer, *lengths, features, keep_oov_words)
     valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths, features)
     return train_set, valid_set
 

@@ -10,7 +10,24 @@ from .errors import ConfigError
 from .views import decoder_view, is_causal, is_recurrent
 
 SPLIT_NAMES = ("train", "valid", "test")
+
+
 POSITION_MARGIN = 2  # a decoder start token and EOS around max_new_tokens
+
+
+def sequence_lengths(task: dict, causal: bool) -> dict[str, int]:
+    """The longest sequence each length setting of `task` gives the model (what the check compares)."""
+    new_tokens = task["generation"]["max_new_tokens"]
+    if causal:  # prompt and completion share one sequence
+        return {
+            "max_source_length + max_target_length": task["max_source_length"] + task["max_target_length"],
+            "max_source_length + generation.max_new_tokens": task["max_source_length"] + new_tokens,
+        }
+    return {
+        "max_source_length": task["max_source_length"],
+        "max_target_length": task["max_target_length"],
+        "generation.max_new_tokens": new_tokens + POSITION_MARGIN,
+    }
 
 
 def check_setting_relations(config: dict) -> None:
@@ -84,17 +101,7 @@ def _check_positions(name: str, task: dict) -> None:
     if model["kind"] != "scratch" or is_recurrent(model):
         return
     limit = model["max_position_embeddings"]
-    lengths = {
-        "max_source_length": task["max_source_length"],
-        "max_target_length": task["max_target_length"],
-        "generation.max_new_tokens": task["generation"]["max_new_tokens"] + POSITION_MARGIN,
-    }
-    if is_causal(model):  # prompt and completion share one sequence
-        lengths = {
-            "max_source_length + max_target_length": task["max_source_length"] + task["max_target_length"],
-            "max_source_length + generation.max_new_tokens": task["max_source_length"] + task["generation"]["max_new_tokens"],
-        }
-    for what, length in lengths.items():
+    for what, length in sequence_lengths(task, is_causal(model)).items():
         if length > limit:
             raise ConfigError(
                 f"config key tasks.{name}.model.max_position_embeddings: {limit} positions, but {what} needs {length}; "
