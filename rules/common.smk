@@ -91,6 +91,26 @@ def code_version(script, *modules):
     return gold_code_identity.script_code_version(adapter, None, modules)
 
 
+def training_code_version(stage):
+    """The code version of a training rule: `stage` mle (train_mle) or fine_tune (training.launch imports
+    each stage's module by name, so the rule names it)."""
+    return code_version(
+        "train_mle" if stage == "mle" else "fine_tune", f"gold_textgen.training.{stage}"
+    )
+
+
+def current_model_code():
+    """Every model folder of the experiment -> the code version its training rule runs now."""
+    return {
+        path(MODEL, task=task, objective=objective, seed=seed): training_code_version(
+            "mle" if objective == "mle" else "fine_tune"
+        )
+        for task in EXPERIMENT["tasks"]
+        for objective in gold_views.task_objectives(config, task)
+        for seed in EXPERIMENT["seeds"]
+    }
+
+
 def scores_written(task):
     """The score files of `task` that exist now (any model, split and run)."""
     pattern = path(SCORES, task=task).format(
@@ -128,7 +148,8 @@ if gold_report_status.is_report_run(sys.argv):
     )
     if STALE_RESULTS:
         logger.warning(f"WARNING: {gold_report_status.warning(STALE_RESULTS)}")
-    REPORT_STATUS.write_text(gold_report_status.description(STALE_RESULTS))
+    OLDER_CODE = gold_report_status.built_by_older_code(current_model_code())
+    REPORT_STATUS.write_text(gold_report_status.description(STALE_RESULTS, older_code=OLDER_CODE))
     workflow.report(str(REPORT_STATUS))
 
 

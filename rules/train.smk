@@ -23,7 +23,7 @@ rule train_mle:
         mem_mb=requested("train_mle", "mem_mb"),
         runtime=requested("train_mle", "runtime"),
     params:
-        code=code_version("train_mle", "gold_textgen.training.mle"),
+        code=training_code_version("mle"),
         task=training_settings,
         checkpoint_dir=path(CHECKPOINTS, objective="mle"),
         run_dir=path(TRAINING_LOG, objective="mle"),
@@ -80,7 +80,7 @@ rule fine_tune:
         mem_mb=requested("fine_tune", "mem_mb"),
         runtime=requested("fine_tune", "runtime"),
     params:
-        code=code_version("fine_tune", "gold_textgen.training.fine_tune"),
+        code=training_code_version("fine_tune"),
         task=training_settings,
         checkpoint_dir=CHECKPOINTS,
         run_dir=TRAINING_LOG,

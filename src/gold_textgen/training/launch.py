@@ -67,6 +67,7 @@ def rule_job(rule, objective: str, tokenizer_path: Path | None = None) -> Traini
         repo_dir=Path(rule.scriptdir).parent,  # provenance records its git revision
         log_dir=Path(rule.params.run_dir),
         logger=rule.config["training_logger"],  # read here, not a param: changing it retrains nothing
+        code_version=rule.params.get("code"),
     )
 
 

@@ -58,6 +58,7 @@ class TrainingJob:
     callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
     log_dir: Path | None = None  # where the training logger writes (results/runs/{task}/{objective}/seed{seed})
     logger: str = "none"  # the Trainer's report_to: tensorboard, none, wandb, ...
+    code_version: str | None = None  # digest of the code the job runs (the rule's `code` param), for provenance
 
 
 def mixed_precision(precision: str, device_type: str) -> dict[str, bool]:
@@ -285,7 +286,7 @@ def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resu
         trainer.processing_class.save_pretrained(staging)
         with atomic_open(staging / "resolved_config.yaml") as handle:
             yaml.safe_dump({"task": job.task, "objective": job.objective, "seed": job.seed, "training": settings}, handle, sort_keys=False)
-        write_json(staging / "provenance.json", provenance(job.repo_dir, **summary))
+        write_json(staging / "provenance.json", provenance(job.repo_dir, job.code_version, **summary))
         write_json(staging / "log_history.json", state.log_history)
     log.info("saved %s (best %s = %s at %s)", job.output_dir, summary["metric"], summary["best_metric"], summary["best_checkpoint"])
     discard_checkpoints(job.checkpoint_dir)

@@ -34,5 +34,15 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def provenance(repo_dir: str | Path, **facts) -> dict:
-    return {"git_revision": git_revision(repo_dir), "versions": package_versions(), **facts}
+def provenance(repo_dir: str | Path, code_version: str | None = None, **facts) -> dict:
+    """The git revision of the checkout (with `git_dirty`: uncommitted changes to tracked files), the
+    library versions, and `code_version`: the digest of the package code this job ran
+    (workflow/code_identity.py), which the workflow compares with the current code."""
+    revision = git_revision(repo_dir)
+    return {
+        "git_revision": revision,
+        "git_dirty": revision.endswith("-dirty"),
+        "code_version": code_version,
+        "versions": package_versions(),
+        **facts,
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import subprocess
 import sys
 import time
@@ -79,13 +80,31 @@ def warning(rows: list[dict]) -> str | None:
     return f"the report shows {len(rows)} result(s) that are not up to date; run the workflow first:\n  " + "\n  ".join(_listed(rows))
 
 
-def description(rows: list[dict], when: str | None = None) -> str:
-    """The report's front page (reStructuredText): every result current, or which are not and why."""
+def built_by_older_code(models: dict[str, str]) -> list[str]:
+    """The model folders (of `models`: folder -> the code version its training rule runs now) whose
+    provenance.json records another code version: trained by code that has changed since."""
+    older = []
+    for folder, current in models.items():
+        record = Path(folder) / "provenance.json"
+        if record.is_file() and json.loads(record.read_text(encoding="utf-8")).get("code_version") != current:
+            older.append(folder)
+    return older
+
+
+def description(rows: list[dict], when: str | None = None, older_code: Sequence[str] = ()) -> str:
+    """The report's front page (reStructuredText): every result current, or which are not and why, and the
+    models that code changed since trained (`older_code`)."""
     when = when or time.strftime("%Y-%m-%d %H:%M")
+    older = ""
+    if older_code:
+        listed = "\n".join(f"- ``{folder}``" for folder in older_code[:SHOWN])
+        more = f"\n- ... and {len(older_code) - SHOWN} more" if len(older_code) > SHOWN else ""
+        older = f"\n**Built by older code**: the code these models' training runs has changed since they were trained.\n\n{listed}{more}\n"
     if not rows:
-        return f"Results\n=======\n\nEvery result in this report was up to date when the report was created ({when}).\n"
+        return f"Results\n=======\n\nEvery result in this report was up to date when the report was created ({when}).\n{older}"
     items = "\n".join(f"- ``{line}``" for line in _listed(rows))
     return (
         f"Results out of date\n===================\n\n**{len(rows)} result(s) were not up to date** when this report was created "
-        f"({when}): the numbers below may be old. Run the workflow, then create the report again.\n\n{items}\n"
+        f"({when}): the numbers below may be old (``params changed`` includes a change of the code a job runs). Run the "
+        f"workflow, then create the report again.\n\n{items}\n{older}"
     )
