@@ -84,7 +84,7 @@ def test_the_local_example_runs_end_to_end_on_a_users_files(tmp_path):
 
 def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path):
     """New file times alone (a copy, a restore, a re-mounted share) must not rebuild the data and retrain
-    every model after it; a changed word must."""
+    every model after it; a changed word must, in the split it belongs to."""
     corpus = tmp_path / "data" / "my_corpus"
     write_corpus(corpus)
     overlay = tmp_path / "test_sized.yaml"
@@ -100,7 +100,12 @@ def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path)
     touched = run_snakemake(tmp_path, "-n", "--max-checksum-file-size", "1", target, *configs)
     assert "prepare_dataset" not in touched.stdout and "Nothing to be done" in touched.stdout + touched.stderr
 
+    # An edit to the test file re-makes the test split only; the training splits (and every model) stand.
     test_targets = corpus / "test.tgt"
     test_targets.write_text(test_targets.read_text().replace("\n", " .\n", 1), encoding="utf-8")
+    edited_test = run_snakemake(tmp_path, "-n", "--max-checksum-file-size", "1", target, "results/data/my_corpus/test.jsonl", *configs)
+    assert "prepare_test_split" in edited_test.stdout and "rule prepare_dataset" not in edited_test.stdout
+    train_targets = corpus / "train.tgt"
+    train_targets.write_text(train_targets.read_text().replace("\n", " .\n", 1), encoding="utf-8")
     edited = run_snakemake(tmp_path, "-n", "--max-checksum-file-size", "1", target, *configs)
-    assert "prepare_dataset" in edited.stdout
+    assert "rule prepare_dataset" in edited.stdout

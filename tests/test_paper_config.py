@@ -26,7 +26,9 @@ MODELS = TASKS * OBJECTIVES * SEEDS + ON_POLICY
 # Table 2 sweep and the task decoder for the figures), each with its token NLL and scores.
 EXPECTED_JOBS = {
     "download_source": 3,  # NQG (twice: NQG++ reads the word features, BART marked text) and IWSLT14 archives
-    "prepare_dataset": TASKS,
+    "prepare_dataset": TASKS,  # train and valid
+    "prepare_test_split": TASKS,
+    "verify_dataset": TASKS,  # the checks of each data set (checksum, shared pairs, sizes)
     "lead3": 2,  # CNN/DM and XSum
     "train_tokenizer": 3,  # NQG++'s and the pointer-generator's words, IWSLT14's joint BPE; BART brings its own
     "train_mle": TASKS * SEEDS,

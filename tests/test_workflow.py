@@ -15,7 +15,9 @@ pytestmark = pytest.mark.workflow
 # evaluation job per split: greedy decoding of the test split, and the Table 2 sweep of the dev split
 # (greedy, beam 3, beam 5, and 3 runs each of top-k 5 and top-k 20), each with its token NLL and scores.
 EXPECTED_JOBS = {
-    "prepare_dataset": 1,
+    "prepare_dataset": 1,  # train and valid
+    "prepare_test_split": 1,
+    "verify_dataset": 1,
     "train_tokenizer": 1,
     "train_mle": 3,
     "cache_rewards": 3,
