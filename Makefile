@@ -23,11 +23,12 @@ setup: $(VENV)/.installed
 
 demo: setup
 	$(BIN)/snakemake --cores $(CORES)
-	@cat results/tables/table1_main.md
-	@cat results/tables/table2_decoding.md
+	@cat results/demo/tables/table1_main.md
+	@cat results/demo/tables/table2_decoding.md
 	@echo "The README's claims about the demo, checked on this run:"
 	@-$(BIN)/python -m gold_textgen.analysis.demo_signatures
-	@echo "All scores: results/tables/main.md; figures: results/figures/; report: .venv/bin/snakemake --report report.html"
+	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
+	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
 # the smoke run built once for all of them (tests/conftest.py). Three workers on two cores, because the

@@ -1,7 +1,7 @@
 """Decoding benchmark: length-grouped batches against batches in input order, on the same model and
 inputs, measured side by side in one run.
 
-    python -m benchmarks.decoding --model results/models/demo/mle/seed1 --data results/data/demo/test.jsonl \
+    python -m benchmarks.decoding --model results/demo/models/demo/mle/seed1 --data results/demo/data/demo/test.jsonl \
         [--config config.yaml --task demo --beams 1 --rounds 3]
 
 Each round decodes the whole file once each way (alternating which goes first); the figure is the median
@@ -74,7 +74,7 @@ DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, required=True, help="a trained model directory (results/models/...)")
+    parser.add_argument("--model", type=Path, required=True, help="a trained model directory (results/<experiment>/models/...)")
     parser.add_argument("--data", type=Path, required=True, help="a split in the jsonl contract")
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="experiment config (default: the project's config.yaml)")
     parser.add_argument("--task", default="demo")

@@ -22,15 +22,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from gold_textgen.workflow.layers import config_layers, experiment_name
+
 REPO = Path(__file__).resolve().parents[1]
 STAGES = {"train_mle": "training", "cache_rewards": "training", "fine_tune": "training", "evaluate": "evaluation"}
 
 
-def job_seconds(workdir: Path) -> dict[str, float]:
-    """Job seconds per stage, from logs/benchmarks/{rule}/...tsv (jobs without a benchmark file count as 0)."""
+def job_seconds(workdir: Path, experiment: str = "demo") -> dict[str, float]:
+    """Job seconds per stage, from logs/<experiment>/benchmarks/{rule}/...tsv (jobs without a benchmark file count as 0)."""
     totals: dict[str, float] = defaultdict(float)
-    for path in (workdir / "logs" / "benchmarks").rglob("*.tsv"):
-        rule = path.relative_to(workdir / "logs" / "benchmarks").parts[0]
+    benchmarks = workdir / "logs" / experiment / "benchmarks"
+    for path in benchmarks.rglob("*.tsv"):
+        rule = path.relative_to(benchmarks).parts[0]
         totals[STAGES.get(rule, "everything else")] += float(pd.read_csv(path, sep="\t")["s"].sum())
     return totals
 
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     wall = time.perf_counter() - start
     if result.returncode:
         sys.exit(f"the workflow failed:\n{result.stderr[-3000:]}")
-    stages = job_seconds(workdir)
+    stages = job_seconds(workdir, experiment_name(config_layers(REPO / "config.yaml", args.configfile)))
     print(f"wall time        {wall:7.1f} s  ({wall / 60:.1f} min), {count_jobs(result.stderr)} jobs, --cores {args.cores}")
     for stage in ("training", "evaluation", "everything else"):
         print(f"{stage:16s} {stages.get(stage, 0.0):7.1f} job seconds")

@@ -19,16 +19,16 @@ rule nll_histogram:
         unpack(analysis_token_nll),
     output:
         figure=report(
-            "results/figures/{task}/nll_histogram.png",
+            experiment_path("figures/{task}/nll_histogram.png"),
             caption="../report/nll_histogram.rst",
             category="Figures",
             subcategory="{task}",
         ),
-        summary="results/analysis/{task}/nll_summary.csv",
+        summary=experiment_path("analysis/{task}/nll_summary.csv"),
     log:
-        "logs/nll_histogram/{task}.log",
+        log_path("nll_histogram/{task}.log"),
     benchmark:
-        "logs/benchmarks/nll_histogram/{task}.tsv"
+        benchmark_path("nll_histogram/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -43,16 +43,16 @@ rule nll_by_time_step:
         unpack(analysis_token_nll),
     output:
         figure=report(
-            "results/figures/{task}/nll_by_time_step.png",
+            experiment_path("figures/{task}/nll_by_time_step.png"),
             caption="../report/nll_by_time_step.rst",
             category="Figures",
             subcategory="{task}",
         ),
-        stats="results/analysis/{task}/nll_by_time_step.csv",
+        stats=experiment_path("analysis/{task}/nll_by_time_step.csv"),
     log:
-        "logs/nll_by_time_step/{task}.log",
+        log_path("nll_by_time_step/{task}.log"),
     benchmark:
-        "logs/benchmarks/nll_by_time_step/{task}.tsv"
+        benchmark_path("nll_by_time_step/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -68,16 +68,16 @@ rule exposure_bias:
         unpack(analysis_generations),
     output:
         figure=report(
-            "results/figures/{task}/exposure_bias.png",
+            experiment_path("figures/{task}/exposure_bias.png"),
             caption="../report/exposure_bias.rst",
             category="Figures",
             subcategory="{task}",
         ),
-        stats="results/analysis/{task}/exposure_bias.csv",
+        stats=experiment_path("analysis/{task}/exposure_bias.csv"),
     log:
-        "logs/exposure_bias/{task}.log",
+        log_path("exposure_bias/{task}.log"),
     benchmark:
-        "logs/benchmarks/exposure_bias/{task}.tsv"
+        benchmark_path("exposure_bias/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -93,17 +93,17 @@ rule diversity:
         generations=diversity_generations,
         data=path(DATA, split=ANALYSIS["split"]),
     output:
-        csv="results/tables/{task}/diversity.csv",
+        csv=experiment_path("tables/{task}/diversity.csv"),
         html=report(
-            "results/tables/{task}/diversity.html",
+            experiment_path("tables/{task}/diversity.html"),
             caption="../report/diversity.rst",
             category="Tables",
             subcategory="{task}",
         ),
     log:
-        "logs/diversity/{task}.log",
+        log_path("diversity/{task}.log"),
     benchmark:
-        "logs/benchmarks/diversity/{task}.tsv"
+        benchmark_path("diversity/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -119,18 +119,18 @@ rule examples:
     input:
         unpack(analysis_generations),
     output:
-        csv="results/tables/{task}/examples.csv",
-        markdown="results/tables/{task}/examples.md",
+        csv=experiment_path("tables/{task}/examples.csv"),
+        markdown=experiment_path("tables/{task}/examples.md"),
         html=report(
-            "results/tables/{task}/examples.html",
+            experiment_path("tables/{task}/examples.html"),
             caption="../report/examples.rst",
             category="Tables",
             subcategory="{task}",
         ),
     log:
-        "logs/examples/{task}.log",
+        log_path("examples/{task}.log"),
     benchmark:
-        "logs/benchmarks/examples/{task}.tsv"
+        benchmark_path("examples/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -145,12 +145,12 @@ rule human_eval_sheet:
     input:
         unpack(pairwise_generations),
     output:
-        sheet="results/human_eval/{task}/sheet.csv",
-        key="results/human_eval/{task}/key.csv",
+        sheet=experiment_path("human_eval/{task}/sheet.csv"),
+        key=experiment_path("human_eval/{task}/key.csv"),
     log:
-        "logs/human_eval_sheet/{task}.log",
+        log_path("human_eval_sheet/{task}.log"),
     benchmark:
-        "logs/benchmarks/human_eval_sheet/{task}.tsv"
+        benchmark_path("human_eval_sheet/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -166,17 +166,17 @@ rule training_curves:
         unpack(trained_models),
     output:
         figure=report(
-            "results/figures/{task}/training_curves.png",
+            experiment_path("figures/{task}/training_curves.png"),
             caption="../report/training_curves.rst",
             category="Figures",
             subcategory="{task}",
         ),
-        curves="results/analysis/{task}/training_curves.csv",
+        curves=experiment_path("analysis/{task}/training_curves.csv"),
         summary=TRAINING_SUMMARY,
     log:
-        "logs/training_curves/{task}.log",
+        log_path("training_curves/{task}.log"),
     benchmark:
-        "logs/benchmarks/training_curves/{task}.tsv"
+        benchmark_path("training_curves/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:

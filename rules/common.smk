@@ -16,7 +16,9 @@ try:
     from gold_textgen.models import description as gold_model_description
     from gold_textgen.workflow import cluster as gold_cluster
     from gold_textgen.workflow import code_identity as gold_code_identity
+    from gold_textgen.workflow import experiment_index as gold_experiment_index
     from gold_textgen.workflow import layers as gold_layers
+    from gold_textgen.workflow import overlays as gold_overlays
     from gold_textgen.workflow import references as gold_references
     from gold_textgen.workflow import report_status as gold_report_status
     from gold_textgen.workflow import resources as gold_resources
@@ -40,6 +42,7 @@ try:
 except ConfigError as error:
     raise WorkflowError(f"invalid configuration file: {error}")
 gold_layers.take_switched_sources(config, CONFIG_LAYERS)
+config.setdefault("experiment", {})["name"] = gold_layers.experiment_name(CONFIG_LAYERS)
 try:
     gold_schema.validate_config(config)
 except ConfigError as error:
@@ -47,6 +50,41 @@ except ConfigError as error:
     raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
 
 EXPERIMENT = config["experiment"]
+if EXPERIMENT["extends"]:
+    try:
+        BASE_CONFIG = gold_layers.merge_layers(
+            gold_overlays.base_layers(CONFIG_LAYERS, EXPERIMENT["extends"])
+        )
+        gold_overlays.check_extension(gold_schema.validate_config(BASE_CONFIG), config)
+    except ConfigError as error:
+        origin = gold_layers.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
+        raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
+# One experiment, one folder: its tables, figures and analyses in results/<name>/, its logs in
+# logs/<name>/; its data, models, generations and scores in the folder of the experiment it extends (an
+# overlay's base), or its own. Running one experiment never rewrites a file of another.
+RESULTS = f"results/{EXPERIMENT['name']}"
+STORE = f"results/{EXPERIMENT['extends'] or EXPERIMENT['name']}"
+LOGS = f"logs/{EXPERIMENT['name']}"
+
+
+def experiment_path(relative):
+    """An output of this experiment's own (tables, figures, analyses): results/<name>/`relative`."""
+    return f"{RESULTS}/{relative}"
+
+
+def store_path(relative):
+    """A data set, model, generation or score file: results/<name, or the experiment extended>/`relative`."""
+    return f"{STORE}/{relative}"
+
+
+def log_path(relative):
+    return f"{LOGS}/{relative}"
+
+
+def benchmark_path(relative):
+    return f"{LOGS}/benchmarks/{relative}"
+
+
 TRAINING_SPLITS = (
     "train",
     "valid",
@@ -54,23 +92,23 @@ TRAINING_SPLITS = (
 
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
 # them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
-DATA = "results/data/{task}/{split}.jsonl"
-DATA_CHECKS = "results/data/{task}/checks.json"
-ARCHIVE = "results/downloads/{task}/source_archive"
-TOKENIZER = "results/tokenizers/{task}"
-MODEL = "results/models/{task}/{objective}/seed{seed}"
-CHECKPOINTS = "results/checkpoints/{task}/{objective}/seed{seed}"
-TRAINING_LOG = "results/runs/{task}/{objective}/seed{seed}"
-REWARDS = "results/rewards/{task}/seed{seed}/train.parquet"
-TOKEN_NLL = "results/token_nll/{task}/{objective}/seed{seed}/{split}.parquet"
-GENERATIONS = (
-    "results/generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl"
+DATA = store_path("data/{task}/{split}.jsonl")
+DATA_CHECKS = store_path("data/{task}/checks.json")
+ARCHIVE = store_path("downloads/{task}/source_archive")
+TOKENIZER = store_path("tokenizers/{task}")
+MODEL = store_path("models/{task}/{objective}/seed{seed}")
+CHECKPOINTS = store_path("checkpoints/{task}/{objective}/seed{seed}")
+TRAINING_LOG = store_path("runs/{task}/{objective}/seed{seed}")
+REWARDS = store_path("rewards/{task}/seed{seed}/train.parquet")
+TOKEN_NLL = store_path("token_nll/{task}/{objective}/seed{seed}/{split}.parquet")
+GENERATIONS = store_path(
+    "generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl"
 )
-SCORES = "results/scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json"
-LEAD3_GENERATIONS = "results/baselines/{task}/lead3/{split}.jsonl"
-LEAD3_SCORES = "results/baselines/{task}/lead3/{split}.json"
-TRAINING_SUMMARY = "results/analysis/{task}/training_summary.csv"
-SIGNIFICANCE = "results/tables/significance.csv"
+SCORES = store_path("scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json")
+LEAD3_GENERATIONS = store_path("baselines/{task}/lead3/{split}.jsonl")
+LEAD3_SCORES = store_path("baselines/{task}/lead3/{split}.json")
+TRAINING_SUMMARY = experiment_path("analysis/{task}/training_summary.csv")
+SIGNIFICANCE = experiment_path("tables/significance.csv")
 
 
 class _KeepWildcards(dict):
@@ -89,6 +127,11 @@ def code_version(script, *modules):
     """
     adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
     return gold_code_identity.script_code_version(adapter, None, modules)
+
+
+def workflow_code():
+    """One digest of every step's code, for the experiment's record."""
+    return gold_code_identity.workflow_code_version(Path(workflow.basedir) / "workflow_scripts")
 
 
 def training_code_version(stage):
@@ -132,6 +175,16 @@ onsuccess:
         score for task in EXPERIMENT["tasks"] for score in scores_written(task)
     ):
         logger.warning(f"WARNING: {message}")
+    # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py).
+    gold_experiment_index.record_run(
+        RESULTS,
+        EXPERIMENT["name"],
+        EXPERIMENT["extends"],
+        [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
+        workflow_code(),
+        complete=all(Path(output).exists() for output in final_outputs(None)),
+    )
+    gold_experiment_index.write_index("results", workflow_code())
 
 
 # `snakemake --report`: the report's front page (and the terminal) say whether every result it shows is
@@ -360,20 +413,8 @@ def reward_cache_input(wildcards):
 
 
 def evaluated_runs(split):
-    """(decoder, sampling run) of every decoding run on `split`: the table decoders on the evaluation split,
-    the sweep on the sweep split, the analysed decoder on the analysis split; each decoder once."""
-    decoders = []
-    if split == EXPERIMENT["eval_split"]:
-        decoders += EXPERIMENT["decoders"]
-    if split == EXPERIMENT["sweep_split"]:
-        decoders += EXPERIMENT["sweep_decoders"]
-    if split == ANALYSIS["split"]:
-        decoders.append(ANALYSIS["decoder"])
-    return [
-        (decoder, sample)
-        for decoder in dict.fromkeys(decoders)
-        for sample in gold_views.sample_ids(config["decoders"][decoder])
-    ]
+    """(decoder, sampling run) of every decoding run on `split` (gold_views.evaluated_runs)."""
+    return gold_views.evaluated_runs(config, ANALYSIS, split)
 
 
 def run_files(split, kind):

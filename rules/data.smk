@@ -24,9 +24,9 @@ rule download_source:
     output:
         ARCHIVE,
     log:
-        "logs/download_source/{task}.log",
+        log_path("download_source/{task}.log"),
     benchmark:
-        "logs/benchmarks/download_source/{task}.tsv"
+        benchmark_path("download_source/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     script:
@@ -43,9 +43,9 @@ rule prepare_dataset:
     output:
         expand(DATA, split=TRAINING_SPLITS, allow_missing=True),
     log:
-        "logs/prepare_dataset/{task}.log",
+        log_path("prepare_dataset/{task}.log"),
     benchmark:
-        "logs/benchmarks/prepare_dataset/{task}.tsv"
+        benchmark_path("prepare_dataset/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     resources:
@@ -71,9 +71,9 @@ rule prepare_test_split:
     output:
         path(DATA, split="test"),
     log:
-        "logs/prepare_test_split/{task}.log",
+        log_path("prepare_test_split/{task}.log"),
     benchmark:
-        "logs/benchmarks/prepare_test_split/{task}.tsv"
+        benchmark_path("prepare_test_split/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     resources:
@@ -100,9 +100,9 @@ rule verify_dataset:
     output:
         DATA_CHECKS,
     log:
-        "logs/verify_dataset/{task}.log",
+        log_path("verify_dataset/{task}.log"),
     benchmark:
-        "logs/benchmarks/verify_dataset/{task}.tsv"
+        benchmark_path("verify_dataset/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -121,9 +121,9 @@ rule train_tokenizer:
     output:
         directory(TOKENIZER),
     log:
-        "logs/train_tokenizer/{task}.log",
+        log_path("train_tokenizer/{task}.log"),
     benchmark:
-        "logs/benchmarks/train_tokenizer/{task}.tsv"
+        benchmark_path("train_tokenizer/{task}.tsv")
     conda:
         "../envs/gold.yaml"
     resources:

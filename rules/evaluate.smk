@@ -17,9 +17,9 @@ for split in EVALUATED_SPLITS:
             generations=run_files(split, "generations"),
             scores=run_files(split, "scores"),
         log:
-            f"logs/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log",
+            log_path(f"evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.log"),
         benchmark:
-            f"logs/benchmarks/evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv"
+            benchmark_path(f"evaluate/{{task}}/{{objective}}/seed{{seed}}/{split}.tsv")
         conda:
             "../envs/gold.yaml"
         threads: requested_threads("evaluate")
@@ -43,7 +43,7 @@ rule unknown_run:
     input:
         explain_unknown_run,
     output:
-        "results/{kind}/{task}/{objective}/seed{seed}/{run}.{ext}",
+        store_path("{kind}/{task}/{objective}/seed{seed}/{run}.{ext}"),
     wildcard_constraints:
         kind="generations|scores",
         run=unknown_run_pattern(),
@@ -58,9 +58,9 @@ rule lead3:
         generations=LEAD3_GENERATIONS,
         scores=LEAD3_SCORES,
     log:
-        "logs/lead3/{task}/{split}.log",
+        log_path("lead3/{task}/{split}.log"),
     benchmark:
-        "logs/benchmarks/lead3/{task}/{split}.tsv"
+        benchmark_path("lead3/{task}/{split}.tsv")
     conda:
         "../envs/gold.yaml"
     resources:

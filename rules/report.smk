@@ -17,17 +17,17 @@ rule main_table:
         significance=SIGNIFICANCE,
         training=per_task(rules.training_curves.output.summary),
     output:
-        csv="results/tables/main.csv",
+        csv=experiment_path("tables/main.csv"),
         html=report(
-            "results/tables/main.html",
+            experiment_path("tables/main.html"),
             caption="../report/main_table.rst",
             category="Tables",
         ),
-        markdown="results/tables/main.md",
+        markdown=experiment_path("tables/main.md"),
     log:
-        "logs/main_table/main_table.log",
+        log_path("main_table/main_table.log"),
     benchmark:
-        "logs/benchmarks/main_table/main_table.tsv"
+        benchmark_path("main_table/main_table.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -45,17 +45,17 @@ rule table1:
         significance=SIGNIFICANCE,
         training=per_task(rules.training_curves.output.summary),
     output:
-        csv="results/tables/table1_main.csv",
+        csv=experiment_path("tables/table1_main.csv"),
         html=report(
-            "results/tables/table1_main.html",
+            experiment_path("tables/table1_main.html"),
             caption="../report/table1_main.rst",
             category="Tables",
         ),
-        markdown="results/tables/table1_main.md",
+        markdown=experiment_path("tables/table1_main.md"),
     log:
-        "logs/table1/table1.log",
+        log_path("table1/table1.log"),
     benchmark:
-        "logs/benchmarks/table1/table1.tsv"
+        benchmark_path("table1/table1.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -73,11 +73,11 @@ rule significance:
         significance_generations,
     output:
         csv=SIGNIFICANCE,
-        markdown="results/tables/significance.md",
+        markdown=experiment_path("tables/significance.md"),
     log:
-        "logs/significance/significance.log",
+        log_path("significance/significance.log"),
     benchmark:
-        "logs/benchmarks/significance/significance.tsv"
+        benchmark_path("significance/significance.tsv")
     conda:
         "../envs/gold.yaml"
     resources:
@@ -99,17 +99,17 @@ rule table2:
         scores=sweep_scores,
         training=per_task(rules.training_curves.output.summary),
     output:
-        csv="results/tables/table2_decoding.csv",
+        csv=experiment_path("tables/table2_decoding.csv"),
         html=report(
-            "results/tables/table2_decoding.html",
+            experiment_path("tables/table2_decoding.html"),
             caption="../report/table2_decoding.rst",
             category="Tables",
         ),
-        markdown="results/tables/table2_decoding.md",
+        markdown=experiment_path("tables/table2_decoding.md"),
     log:
-        "logs/table2/table2.log",
+        log_path("table2/table2.log"),
     benchmark:
-        "logs/benchmarks/table2/table2.tsv"
+        benchmark_path("table2/table2.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -131,22 +131,22 @@ rule objectives_table:
         sweep=sweep_scores,
         diversity=per_task_diversity,
     output:
-        csv="results/tables/objectives.csv",
+        csv=experiment_path("tables/objectives.csv"),
         html=report(
-            "results/tables/objectives.html",
+            experiment_path("tables/objectives.html"),
             caption="../report/objectives.rst",
             category="Tables",
         ),
-        markdown="results/tables/objectives.md",
+        markdown=experiment_path("tables/objectives.md"),
         figure=report(
-            "results/figures/objectives.png",
+            experiment_path("figures/objectives.png"),
             caption="../report/objectives_figure.rst",
             category="Figures",
         ),
     log:
-        "logs/objectives_table/objectives_table.log",
+        log_path("objectives_table/objectives_table.log"),
     benchmark:
-        "logs/benchmarks/objectives_table/objectives_table.tsv"
+        benchmark_path("objectives_table/objectives_table.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -163,17 +163,17 @@ rule table4:
         scores=main_table_scores,
         training=per_task(rules.training_curves.output.summary),
     output:
-        csv="results/tables/table4_on_policy.csv",
+        csv=experiment_path("tables/table4_on_policy.csv"),
         html=report(
-            "results/tables/table4_on_policy.html",
+            experiment_path("tables/table4_on_policy.html"),
             caption="../report/table4_on_policy.rst",
             category="Tables",
         ),
-        markdown="results/tables/table4_on_policy.md",
+        markdown=experiment_path("tables/table4_on_policy.md"),
     log:
-        "logs/table4/table4.log",
+        log_path("table4/table4.log"),
     benchmark:
-        "logs/benchmarks/table4/table4.tsv"
+        benchmark_path("table4/table4.tsv")
     conda:
         "../envs/gold.yaml"
     params:
@@ -191,17 +191,17 @@ rule paper_comparison:
     input:
         unpack(paper_comparison_inputs),
     output:
-        csv="results/tables/paper_comparison.csv",
+        csv=experiment_path("tables/paper_comparison.csv"),
         html=report(
-            "results/tables/paper_comparison.html",
+            experiment_path("tables/paper_comparison.html"),
             caption="../report/paper_comparison.rst",
             category="Tables",
         ),
-        markdown="results/tables/paper_comparison.md",
+        markdown=experiment_path("tables/paper_comparison.md"),
     log:
-        "logs/paper_comparison/paper_comparison.log",
+        log_path("paper_comparison/paper_comparison.log"),
     benchmark:
-        "logs/benchmarks/paper_comparison/paper_comparison.tsv"
+        benchmark_path("paper_comparison/paper_comparison.tsv")
     conda:
         "../envs/gold.yaml"
     resources:

@@ -12,9 +12,9 @@ rule train_mle:
     output:
         directory(path(MODEL, objective="mle")),
     log:
-        "logs/train_mle/{task}/seed{seed}.log",
+        log_path("train_mle/{task}/seed{seed}.log"),
     benchmark:
-        "logs/benchmarks/train_mle/{task}/seed{seed}.tsv"
+        benchmark_path("train_mle/{task}/seed{seed}.tsv")
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("train_mle")
@@ -39,9 +39,9 @@ rule cache_rewards:
     output:
         REWARDS,
     log:
-        "logs/cache_rewards/{task}/seed{seed}.log",
+        log_path("cache_rewards/{task}/seed{seed}.log"),
     benchmark:
-        "logs/benchmarks/cache_rewards/{task}/seed{seed}.tsv"
+        benchmark_path("cache_rewards/{task}/seed{seed}.tsv")
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("cache_rewards")
@@ -67,9 +67,9 @@ rule fine_tune:
     output:
         directory(MODEL),
     log:
-        "logs/fine_tune/{task}/{objective}/seed{seed}.log",
+        log_path("fine_tune/{task}/{objective}/seed{seed}.log"),
     benchmark:
-        "logs/benchmarks/fine_tune/{task}/{objective}/seed{seed}.tsv"
+        benchmark_path("fine_tune/{task}/{objective}/seed{seed}.tsv")
     wildcard_constraints:
         objective=r"(?!mle\b)[a-z][a-z0-9_]*",  # every objective but mle
     conda:

@@ -14,8 +14,8 @@ from conftest import REPO, SNAKEMAKE
 
 from gold_textgen.training.checkpoints import COMPLETE_FILE
 
-MODEL = "results/models/demo/mle/seed1"
-CHECKPOINTS = "results/checkpoints/demo/mle/seed1"
+MODEL = "results/smoke/models/demo/mle/seed1"
+CHECKPOINTS = "results/smoke/checkpoints/demo/mle/seed1"
 
 
 def long_mle_config(folder: Path) -> Path:

@@ -120,3 +120,12 @@ def xsum_repo(root: Path, rows: int = 3) -> Path:
         )
         frame.to_parquet(root / "default" / f"xsum-{split}.parquet", index=False)
     return root
+
+
+def release_zip_of_folder(folder: Path, path: Path, member_folder: str = "redistribute/QG/dev") -> Path:
+    """A redistribute.zip holding the files of `folder` (e.g. the NQG dev split as released) where the release
+    keeps them, so that a test feeds the download rule from a local copy (a file URL) instead of the network."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(folder.iterdir()):
+            archive.write(file, f"{member_folder}/{file.name}")
+    return path

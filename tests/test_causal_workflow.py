@@ -32,17 +32,17 @@ def test_the_causal_demo_runs_through_the_workflow(tmp_path):
     overlay.write_text(yaml.safe_dump(TEST_SIZED))
     run_snakemake(tmp_path, "--cores", "2", "--configfile", str(REPO / "configs" / "causal_demo.yaml"), str(overlay))
 
-    model_config = yaml.safe_load((tmp_path / "results/models/demo/gold_s/seed1/config.json").read_text())
+    model_config = yaml.safe_load((tmp_path / "results/causal_demo/models/demo/gold_s/seed1/config.json").read_text())
     assert model_config["model_type"] == "prompt_completion_lm" and model_config["language_model"]["model_type"] == "qwen2"
-    table = pd.read_csv(tmp_path / "results/tables/table1_main.csv", dtype={"seed": str})
+    table = pd.read_csv(tmp_path / "results/causal_demo/tables/table1_main.csv", dtype={"seed": str})
     assert set(table["family"]) == {"causal"}
     assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_s", "mle_continued"]
     scores = table[table["seed"] == "1"].set_index("objective")
     assert scores["perplexity"].between(1, 1e4).all() and scores["bleu"].ge(0).all()
-    generations = (tmp_path / "results/generations/demo/gold_s/seed1/test/greedy/sample0.jsonl").read_text().splitlines()
+    generations = (tmp_path / "results/causal_demo/generations/demo/gold_s/seed1/test/greedy/sample0.jsonl").read_text().splitlines()
     assert len(generations) == 30  # one completion per test prompt, the prompt left out
     for figure in ("nll_histogram", "exposure_bias"):
-        assert (tmp_path / f"results/figures/demo/{figure}.png").stat().st_size > 0
+        assert (tmp_path / f"results/causal_demo/figures/demo/{figure}.png").stat().st_size > 0
 
 
 def test_the_gsm8k_experiment_plans_sft_gold_dft_and_the_control_on_three_seeds(tmp_path):

@@ -69,17 +69,17 @@ def test_the_local_example_runs_end_to_end_on_a_users_files(tmp_path):
     run_snakemake(tmp_path, "--cores", "2", *configs, str(two_objectives))
 
     for split, size in SIZES.items():
-        rows = [json.loads(line) for line in (tmp_path / f"results/data/my_corpus/{split}.jsonl").read_text().splitlines()]
+        rows = [json.loads(line) for line in (tmp_path / f"results/local_example/data/my_corpus/{split}.jsonl").read_text().splitlines()]
         source_lines = (tmp_path / f"data/my_corpus/{split}.src").read_text().splitlines()
         assert [r["source"] for r in rows] == source_lines and len(rows) == size
-    tokenizer = json.loads((tmp_path / "results/tokenizers/my_corpus/tokenizer.json").read_text())
+    tokenizer = json.loads((tmp_path / "results/local_example/tokenizers/my_corpus/tokenizer.json").read_text())
     assert tokenizer["model"]["type"] == "BPE"
-    table = pd.read_csv(tmp_path / "results/tables/table1_main.csv", dtype={"seed": str})
+    table = pd.read_csv(tmp_path / "results/local_example/tables/table1_main.csv", dtype={"seed": str})
     assert set(table["task"]) == {"my_corpus"}
     assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_s"]
     for figure in ("nll_histogram", "nll_by_time_step", "exposure_bias"):
-        assert (tmp_path / f"results/figures/my_corpus/{figure}.png").stat().st_size > 0
-    assert not (tmp_path / "results/tables/table2_decoding.csv").exists()  # the example leaves the sweep off
+        assert (tmp_path / f"results/local_example/figures/my_corpus/{figure}.png").stat().st_size > 0
+    assert not (tmp_path / "results/local_example/tables/table2_decoding.csv").exists()  # the example leaves the sweep off
 
 
 def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path):
@@ -89,7 +89,7 @@ def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path)
     write_corpus(corpus)
     overlay = tmp_path / "test_sized.yaml"
     overlay.write_text(yaml.safe_dump(TEST_SIZED))
-    target = "results/data/my_corpus/train.jsonl"
+    target = "results/local_example/data/my_corpus/train.jsonl"
     configs = ("--configfile", str(REPO / "configs" / "local_example.yaml"), str(overlay))
     run_snakemake(tmp_path, "--cores", "1", target, *configs)
 
@@ -103,7 +103,9 @@ def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path)
     # An edit to the test file re-makes the test split only; the training splits (and every model) stand.
     test_targets = corpus / "test.tgt"
     test_targets.write_text(test_targets.read_text().replace("\n", " .\n", 1), encoding="utf-8")
-    edited_test = run_snakemake(tmp_path, "-n", "--max-checksum-file-size", "1", target, "results/data/my_corpus/test.jsonl", *configs)
+    edited_test = run_snakemake(
+        tmp_path, "-n", "--max-checksum-file-size", "1", target, "results/local_example/data/my_corpus/test.jsonl", *configs
+    )
     assert "prepare_test_split" in edited_test.stdout and "rule prepare_dataset" not in edited_test.stdout
     train_targets = corpus / "train.tgt"
     train_targets.write_text(train_targets.read_text().replace("\n", " .\n", 1), encoding="utf-8")

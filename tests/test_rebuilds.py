@@ -17,9 +17,9 @@ TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewa
 
 
 def test_partial_target_builds_only_its_ancestors(tmp_path):
-    result = run_snakemake(tmp_path, "results/tokenizers/demo", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
-    assert (tmp_path / "results/tokenizers/demo/tokenizer.json").exists()
-    assert not (tmp_path / "results/models").exists()
+    result = run_snakemake(tmp_path, "results/smoke/tokenizers/demo", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert (tmp_path / "results/smoke/tokenizers/demo/tokenizer.json").exists()
+    assert not (tmp_path / "results/smoke/models").exists()
     assert "train_mle" not in result.stderr
 
 
@@ -68,10 +68,10 @@ def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
     smoke = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
-    shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
-    model = job_counts(run_snakemake(workdir, "results/models/demo/gold_p/seed1", "-n", "--quiet", "rules", *smoke).stdout)
+    shutil.rmtree(workdir / "results/smoke/models/demo/gold_p/seed1")
+    model = job_counts(run_snakemake(workdir, "results/smoke/models/demo/gold_p/seed1", "-n", "--quiet", "rules", *smoke).stdout)
     assert model == {"fine_tune": 1}
-    run_snakemake(workdir, "results/models/demo/gold_p/seed1", "--cores", "2", *smoke)
+    run_snakemake(workdir, "results/smoke/models/demo/gold_p/seed1", "--cores", "2", *smoke)
     counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *smoke).stdout)
     assert not {"fine_tune", "train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts)
     # GOLD-p's own evaluation jobs, one per split
@@ -89,33 +89,33 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
     overlay.write_text(
         yaml.safe_dump({"tasks": {"demo": {"baselines": ["lead3"], "paper_results": [{"table": "T", "model": "M", "results": reported}]}}})
     )
-    targets = ("results/tables/paper_comparison.csv", "results/baselines/demo/lead3/test.json")
+    targets = ("results/smoke/tables/paper_comparison.csv", "results/smoke/baselines/demo/lead3/test.json")
     configs = ("--configfile", str(REPO / "configs" / "smoke.yaml"), str(overlay))
     assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs).stdout) == {"lead3": 1, "paper_comparison": 1}
     run_snakemake(workdir, *targets, "--cores", "1", *configs)
 
-    table = pd.read_csv(workdir / "results/tables/paper_comparison.csv")
+    table = pd.read_csv(workdir / "results/smoke/tables/paper_comparison.csv")
     assert len(table) == 5
-    main = pd.read_csv(workdir / "results/tables/main.csv", dtype={"seed": str})
+    main = pd.read_csv(workdir / "results/smoke/tables/main.csv", dtype={"seed": str})
     for objective, metric in (("mle", "bleu"), ("mle", "perplexity"), ("gold_s", "bleu")):
         row = table[(table["objective"] == objective) & (table["metric"] == metric)].iloc[0]
         ours = main[(main["objective"] == objective) & (main["seed"] == "mean")].iloc[0][metric]
         assert row["ours"] == pytest.approx(ours, rel=1e-3)
         assert row["difference"] == pytest.approx(ours - reported[objective][metric], rel=1e-3)
         assert row["ours_ci_low"] <= row["ours"] <= row["ours_ci_high"]
-    lead3 = json.loads((workdir / "results/baselines/demo/lead3/test.json").read_text())
+    lead3 = json.loads((workdir / "results/smoke/baselines/demo/lead3/test.json").read_text())
     assert table[table["objective"] == "lead3"].iloc[0]["ours"] == pytest.approx(lead3["rouge2"], rel=1e-3)
-    assert "| demo | T | test, greedy | gold_s | rouge2 | 5.00 |" in (workdir / "results/tables/paper_comparison.md").read_text()
+    assert "| demo | T | test, greedy | gold_s | rouge2 | 5.00 |" in (workdir / "results/smoke/tables/paper_comparison.md").read_text()
 
 
 def test_the_end_of_the_workflow_warns_of_references_mostly_unknown_to_the_tokenizer(tiny_run, tmp_path):
     """A score file reporting 40% `<unk>` references: the rebuilt table's run ends with the warning."""
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
-    score = workdir / "results/scores/demo/mle/seed1/test/greedy/sample0.json"
+    score = workdir / "results/smoke/scores/demo/mle/seed1/test/greedy/sample0.json"
     assert json.loads(score.read_text())["unk_rate"] < 5.0  # the smoke run's own vocabulary covers its data
     score.write_text(json.dumps({**json.loads(score.read_text()), "unk_rate": 40.0}))
-    result = run_snakemake(workdir, "results/tables/main.csv", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    result = run_snakemake(workdir, "results/smoke/tables/main.csv", "--cores", "1", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     assert "WARNING: task demo, test split: 40.0% of the reference tokens are <unk>" in result.stderr
 
 

@@ -24,10 +24,14 @@ def report(tiny_run, tmp_path_factory) -> Path:
     return path
 
 
-REPORTED = ["results/figures/demo/nll_histogram.png", "results/figures/demo/nll_by_time_step.png", "results/figures/demo/exposure_bias.png"]
-REPORTED += ["results/figures/demo/training_curves.png", "results/figures/objectives.png"]
+REPORTED = [
+    "results/smoke/figures/demo/nll_histogram.png",
+    "results/smoke/figures/demo/nll_by_time_step.png",
+    "results/smoke/figures/demo/exposure_bias.png",
+]
+REPORTED += ["results/smoke/figures/demo/training_curves.png", "results/smoke/figures/objectives.png"]
 REPORTED_TABLES = ("main", "table1_main", "table2_decoding", "objectives", "demo/diversity", "demo/examples")
-REPORTED += [f"results/tables/{name}.html" for name in REPORTED_TABLES]
+REPORTED += [f"results/smoke/tables/{name}.html" for name in REPORTED_TABLES]
 
 
 def test_report_builds_into_one_self_contained_file(report):
@@ -54,7 +58,7 @@ def test_the_report_shows_every_table_and_figure_in_a_browser(report):
         else:
             rows = int(shown.split()[2])
             assert rows >= 3, f"{name} shows {shown}"
-    table1 = visit.shown["results/tables/table1_main.html"]
+    table1 = visit.shown["results/smoke/tables/table1_main.html"]
     assert "gold_s" in table1 and "perplexity" in table1
 
 
@@ -71,13 +75,16 @@ def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path
     text = (workdir / "report.html").read_text()
     assert "WARNING: the report shows 3 result(s) that are not up to date" in result.stderr
     assert "**3 result(s) were not up to date**" in text.replace("<strong>", "**").replace("</strong>", "**")
-    assert "results/tables/demo/examples.md (rule examples)" in text
+    assert "results/smoke/tables/demo/examples.md (rule examples)" in text
 
-    shutil.rmtree(workdir / "results/models/demo/gold_p/seed1")
-    with (workdir / "results/data/demo/test.jsonl").open("a") as data:
+    shutil.rmtree(workdir / "results/smoke/models/demo/gold_p/seed1")
+    with (workdir / "results/smoke/data/demo/test.jsonl").open("a") as data:
         data.write(json.dumps({"id": "extra", "source": "a b", "target": "c d"}) + "\n")
     result = run_snakemake(workdir, "--report", "report.html", "--configfile", smoke)
     text = (workdir / "report.html").read_text()
     assert "WARNING: the report shows" in result.stderr and "result(s) were not up to date" in text
-    for listed in ("results/models/demo/gold_p/seed1 (rule fine_tune): missing", "results/scores/demo/mle/seed1/test/greedy/sample0.json"):
+    for listed in (
+        "results/smoke/models/demo/gold_p/seed1 (rule fine_tune): missing",
+        "results/smoke/scores/demo/mle/seed1/test/greedy/sample0.json",
+    ):
         assert listed in text and listed in result.stderr

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
+from source_fixtures import release_zip_of_folder
 
 pytestmark = pytest.mark.workflow
 REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
@@ -23,24 +24,28 @@ def run_overlay(tmp_path: Path, overlay: dict, task: str) -> Path:
     (tests/test_smoke_outputs.py) builds every one of them."""
     path = tmp_path / "overlay.yaml"
     path.write_text(yaml.safe_dump(overlay))
-    targets = ["results/tables/table1_main.csv", "results/tables/table2_decoding.csv", f"results/figures/{task}/nll_histogram.png"]
+    targets = [
+        "results/smoke/tables/table1_main.csv",
+        "results/smoke/tables/table2_decoding.csv",
+        f"results/smoke/figures/{task}/nll_histogram.png",
+    ]
     run_snakemake(tmp_path, "--cores", "2", *targets, "--configfile", str(REPO / "configs" / "smoke.yaml"), str(path), timeout=1200)
     return tmp_path
 
 
 def check_outputs(workdir: Path, task: str, architecture: str) -> None:
-    config = json.loads((workdir / "results" / "models" / task / "gold_s" / "seed1" / "config.json").read_text())
+    config = json.loads((workdir / "results" / "smoke" / "models" / task / "gold_s" / "seed1" / "config.json").read_text())
     assert (config["model_type"], config["architecture"]) == ("gold_recurrent_seq2seq", architecture)
-    table1 = pd.read_csv(workdir / "results" / "tables" / "table1_main.csv")
+    table1 = pd.read_csv(workdir / "results" / "smoke" / "tables" / "table1_main.csv")
     rows = table1[(table1["task"] == task) & (table1["seed"] == "mean")]
     assert set(rows["objective"]) == {"mle", "gold_s"} and set(rows["family"]) == {"recurrent"}
     assert rows["perplexity"].between(1, 1e6).all()  # NLL over the extended vocabulary: finite
-    table2 = pd.read_csv(workdir / "results" / "tables" / "table2_decoding.csv")
+    table2 = pd.read_csv(workdir / "results" / "smoke" / "tables" / "table2_decoding.csv")
     assert set(table2.loc[table2["task"] == task, "decoder"]) == set(SWEEP)
-    generations = workdir / "results" / "generations" / task / "gold_s" / "seed1" / "valid" / "beam3" / "sample0.jsonl"
+    generations = workdir / "results" / "smoke" / "generations" / task / "gold_s" / "seed1" / "valid" / "beam3" / "sample0.jsonl"
     rows = [json.loads(line) for line in generations.read_text().splitlines()]
     assert rows and not any("<copy_" in row["hypothesis"] for row in rows)  # placeholders come back as words
-    assert (workdir / "results" / "figures" / task / "nll_histogram.png").read_bytes()[:4] == b"\x89PNG"
+    assert (workdir / "results" / "smoke" / "figures" / task / "nll_histogram.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_a_pointer_generator_runs_the_whole_workflow(tmp_path):
@@ -56,7 +61,9 @@ def test_a_pointer_generator_runs_the_whole_workflow(tmp_path):
 def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_path):
     real = yaml.safe_load((REPO / "configs" / "nqg_real.yaml").read_text())["tasks"]["nqg_real"]
     real["source"].pop("sentence_split")  # a few hundred lines by range instead: the test is about reading, not the split
-    real["source"].update(directory=str(REAL_NQG_DEV), line_ranges={"train": [1, 300], "valid": [301, 340], "test": [341, 380]})
+    # The release through the download rule, from a local copy of it (a file URL), as a user's clone fetches it.
+    release = release_zip_of_folder(REAL_NQG_DEV, tmp_path / "redistribute.zip")
+    real["source"].update(url=release.as_uri(), line_ranges={"train": [1, 300], "valid": [301, 340], "test": [341, 380]})
     real["model"].update(TINY)
     schedule = {"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16}
     real["mle"].update(schedule)
@@ -68,5 +75,6 @@ def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_p
     }
     workdir = run_overlay(tmp_path, overlay, "nqg_real")
     check_outputs(workdir, "nqg_real", "nqg_pp")
-    record = json.loads((workdir / "results" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
+    assert (workdir / "results" / "smoke" / "downloads" / "nqg_real" / "source_archive").read_bytes() == release.read_bytes()
+    record = json.loads((workdir / "results" / "smoke" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
     assert sorted(record["token_features"]) == ["answer", "case", "ner", "pos"] and "<hl>" not in record["source"]

@@ -57,12 +57,12 @@ def test_dry_run_scales_with_seeds(tmp_path, smoke_config):
 
 
 def test_one_objective_and_seed_is_a_partial_target(tmp_path):
-    counts = job_counts(run_snakemake(tmp_path, "results/models/demo/gold_s/seed2", "-n", "--quiet", "rules").stdout)
+    counts = job_counts(run_snakemake(tmp_path, "results/demo/models/demo/gold_s/seed2", "-n", "--quiet", "rules").stdout)
     assert counts == {"prepare_dataset": 1, "train_tokenizer": 1, "train_mle": 1, "cache_rewards": 1, "fine_tune": 1}
 
 
 def test_one_figure_is_a_partial_target(tmp_path):
-    counts = job_counts(run_snakemake(tmp_path, "results/figures/demo/nll_histogram.png", "-n", "--quiet", "rules").stdout)
+    counts = job_counts(run_snakemake(tmp_path, "results/demo/figures/demo/nll_histogram.png", "-n", "--quiet", "rules").stdout)
     assert counts["nll_histogram"] == 1 and counts["evaluate_test"] == 3  # MLE, the control and GOLD-s of seed 1, test split
     assert not {"evaluate_valid", "main_table", "table2"} & set(counts)
 
@@ -80,11 +80,14 @@ def test_bad_config_stops_before_any_job_and_names_the_key(tmp_path, smoke_confi
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("results/models/demo/gold_zz/seed1", "objective 'gold_zz' is not defined for task demo (defined: mle, gold_delta"),
-        ("results/generations/demo/mle/seed1/test/beam9/sample0.jsonl", "decoder 'beam9' is not defined under decoders"),
-        ("results/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2, 3]"),
-        ("results/scores/demo/mle/seed1/valid/topk5/sample9.json", "decoder 'topk5' runs sample1..sample3; sample9 is not one of them"),
-        ("results/scores/demo/mle/seed1/test/beam3/sample0.json", "decoder 'beam3' is not run on the test split"),
+        ("results/demo/models/demo/gold_zz/seed1", "objective 'gold_zz' is not defined for task demo (defined: mle, gold_delta"),
+        ("results/demo/generations/demo/mle/seed1/test/beam9/sample0.jsonl", "decoder 'beam9' is not defined under decoders"),
+        ("results/demo/models/demo/mle/seed99", "seed 99 is not one of experiment.seeds [1, 2, 3]"),
+        (
+            "results/demo/scores/demo/mle/seed1/valid/topk5/sample9.json",
+            "decoder 'topk5' runs sample1..sample3; sample9 is not one of them",
+        ),
+        ("results/demo/scores/demo/mle/seed1/test/beam3/sample0.json", "decoder 'beam3' is not run on the test split"),
     ],
 )
 def test_a_target_outside_the_config_is_refused_with_what_exists(tmp_path, target, message):

@@ -53,10 +53,11 @@ def cluster_profile(folder: Path, **settings) -> Path:
 def job_records(workdir: Path) -> dict[str, list[dict]]:
     """Per rule, the `job environment:` header of each of its job logs (runtime facts of the job)."""
     records: dict[str, list[dict]] = {}
-    for log in sorted((workdir / "logs").rglob("*.log")):
+    logs = workdir / "logs" / "smoke"  # the experiment's logs
+    for log in sorted(logs.rglob("*.log")):
         for match in re.finditer(r"job environment: (.*)", log.read_text()):
             facts = dict(item.split("=", 1) for item in match.group(1).split())
-            records.setdefault(log.relative_to(workdir / "logs").parts[0], []).append(facts)
+            records.setdefault(log.relative_to(logs).parts[0], []).append(facts)
     return records
 
 
@@ -136,12 +137,12 @@ def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_run):
 def test_slurm_results_equal_a_local_run(slurm_run, tiny_run):
     """Seed 1's models and test scores equal the session's local smoke run's: GOLD-s, fine-tuned in a
     SLURM job of its own, and the MLE model it starts from, trained as an array task."""
-    scores = sorted(p.relative_to(slurm_run) for p in (slurm_run / "results" / "scores").rglob("seed1/**/*.json"))
+    scores = sorted(p.relative_to(slurm_run) for p in (slurm_run / "results" / "smoke" / "scores").rglob("seed1/**/*.json"))
     assert len(scores) == 2  # MLE and GOLD-s, test set, greedy, seed 1
     for relative in scores:
         assert json.loads((slurm_run / relative).read_text()) == json.loads((tiny_run / relative).read_text())
     for model in ("mle", "gold_s"):
-        weights = f"results/models/demo/{model}/seed1/model.safetensors"
+        weights = f"results/smoke/models/demo/{model}/seed1/model.safetensors"
         assert (slurm_run / weights).read_bytes() == (tiny_run / weights).read_bytes()
 
 

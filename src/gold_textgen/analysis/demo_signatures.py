@@ -1,6 +1,6 @@
 """The demo's claims, checked on a finished run's files (`make demo` prints this after the tables).
 
-    python -m gold_textgen.analysis.demo_signatures [--results results] [--task demo]
+    python -m gold_textgen.analysis.demo_signatures [--results results/demo] [--task demo]
 
 Each claim compares GOLD with MLE and with the control (`mle_continued`: MLE on GOLD's schedule), per
 training seed, and holds only when it holds on every seed and the Student-t 95% interval of the mean
@@ -12,7 +12,7 @@ difference over seeds lies on its side of zero (with one seed: that seed's diffe
   than for MLE and for the control.
 
 Greedy test BLEU is not a claim: on this task GOLD-s and MLE differ by less than the seed spread, and the
-significance table (results/tables/significance.md) says so. It is printed for information.
+significance table (results/demo/tables/significance.md) says so. It is printed for information.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def signatures(results: Path, task: str) -> list[tuple[str, bool, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--results", type=Path, default=Path("results/demo"), help="the experiment folder")
     parser.add_argument("--task", default="demo")
     args = parser.parse_args(argv)
     checks = run_convergence(args.results, args.task) + signatures(args.results, args.task)

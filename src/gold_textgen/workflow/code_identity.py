@@ -128,3 +128,16 @@ def script_code_version(script: Path, root: Path | None = None, extra_modules: t
     for module in modules:
         digest.update(b"\0" + module.encode() + b"\0" + _module_facts(module, root)[0].encode())
     return digest.hexdigest()[:16]
+
+
+def workflow_code_version(scripts_dir: Path, root: Path | None = None) -> str:
+    """One digest of every step's code (all of `scripts_dir`'s adapters and what they run): what an
+    experiment's results were built with, as a whole."""
+    digest = hashlib.sha256()
+    for script in sorted(Path(scripts_dir).glob("*.py")):
+        digest.update(script.name.encode() + script_code_version(script, root, TRAINING_MODULES).encode())
+    return digest.hexdigest()[:16]
+
+
+# Modules the training launcher imports by name (training/launch.py), part of the whole workflow's code.
+TRAINING_MODULES = ("gold_textgen.training.mle", "gold_textgen.training.fine_tune")

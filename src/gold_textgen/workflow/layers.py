@@ -23,11 +23,17 @@ def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapp
 def merged_config(base: Path, overlays: Sequence[str | Path] = ()) -> dict:
     """config.yaml with each overlay merged over it, as `snakemake --configfile ...` merges them (before
     validation: pass the result to schema.validate_config)."""
-    layers = config_layers(base, overlays)
+    return merge_layers(config_layers(base, overlays))
+
+
+def merge_layers(layers: Sequence[tuple[str, dict]]) -> dict:
+    """The config that `layers` make, merged as Snakemake merges them (before validation)."""
     config: dict = {}
     for _, layer in layers:
         config = _deep_merge(config, layer)
     take_switched_sources(config, layers)
+    if layers:
+        config.setdefault("experiment", {})["name"] = experiment_name(layers)
     return config
 
 
@@ -76,3 +82,18 @@ def _deep_merge(base: dict, update: dict) -> dict:
             _deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else copy.deepcopy(value)
         )
     return merged
+
+
+def experiment_name(layers: Sequence[tuple[str, dict]]) -> str:
+    """The experiment's name: `experiment.name` as the last layer after config.yaml sets it; else the stem of
+    the last --configfile (configs/my_run.yaml -> my_run), so a config that forgets its name never writes
+    into another experiment's folder; else (config.yaml alone) the name config.yaml gives, `demo`."""
+    base, *later = layers
+    for _, layer in reversed(later):
+        name = (layer.get("experiment") or {}).get("name") if isinstance(layer.get("experiment"), dict) else None
+        if name:
+            return str(name)
+    files = [where for where, _ in later if where != "--config"]
+    if files:
+        return Path(files[-1]).stem
+    return str((base[1].get("experiment") or {}).get("name") or "demo")

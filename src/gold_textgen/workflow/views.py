@@ -19,6 +19,21 @@ def task_objectives(config: dict, task: str) -> list[str]:
     return [*experiment["objectives"], *extra]
 
 
+def evaluated_runs(config: dict, analysis: dict, split: str) -> list[tuple[str, int]]:
+    """(decoder, sampling run) of every decoding run on `split`: the table decoders on the evaluation split,
+    the sweep on the sweep split, the analysed decoder (`analysis`: analysis_settings) on the analysis
+    split; each decoder once."""
+    experiment = config["experiment"]
+    decoders = []
+    if split == experiment["eval_split"]:
+        decoders += experiment["decoders"]
+    if split == experiment["sweep_split"]:
+        decoders += experiment["sweep_decoders"]
+    if split == analysis["split"]:
+        decoders.append(analysis["decoder"])
+    return [(decoder, sample) for decoder in dict.fromkeys(decoders) for sample in sample_ids(config["decoders"][decoder])]
+
+
 def analysis_settings(config: dict) -> dict:
     """The `analysis` section with its defaults resolved: the seed (first training seed) and the GOLD
     objective compared with MLE (the last GOLD objective of the experiment, or None if it has none)."""

@@ -1,0 +1,149 @@
+"""One experiment, one folder: experiments run in one folder never rewrite each other's files; overlays
+extend their base on purpose; results/index lists them; the real-language configs download their data."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, job_counts, run_snakemake
+from source_fixtures import release_zip_of_folder
+
+from gold_textgen.data.sources import load_source_splits
+from gold_textgen.workflow.layers import config_layers, merge_layers
+from gold_textgen.workflow.schema import validate_config
+
+REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
+SMOKE = REPO / "configs" / "smoke.yaml"
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(folder.rglob("*")) if path.is_file()
+    }
+
+
+@pytest.mark.workflow
+def test_a_second_experiment_leaves_the_first_ones_files_alone(tiny_run, tmp_path):
+    """The smoke experiment (the session's run), then a second small one in the same folder, then the first
+    again: its files are byte for byte what they were, and nothing runs."""
+    workdir = tmp_path / "folder"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    before = {part: digests(workdir / part / "smoke") for part in ("results", "logs")}
+    second = yaml.safe_load(SMOKE.read_text())
+    second["experiment"].update(name="second", objectives=["mle"], sweep_decoders=[])
+    second["analysis"] = {"gold_objective": None}
+    second["tasks"]["demo"]["mle"].update(max_steps=10, eval_steps=10)
+    second["tasks"]["demo"].pop("gold", None)
+    config = tmp_path / "second.yaml"
+    config.write_text(yaml.safe_dump(second))
+    run_snakemake(workdir, "--cores", "2", "--configfile", str(config))
+    assert (workdir / "results" / "second" / "tables" / "main.csv").is_file()
+    assert {part: digests(workdir / part / "smoke") for part in ("results", "logs")} == before
+    again = run_snakemake(workdir, "--cores", "2", "--configfile", str(SMOKE))
+    assert "Nothing to be done" in again.stdout + again.stderr
+    index = (workdir / "results" / "index.md").read_text()
+    assert re.search(r"\| smoke \| config\.yaml, smoke\.yaml \(\w+\) \| [\d: -]+ \| current \| .*\(smoke/tables/main\.md\)", index)
+    assert re.search(r"\| second \| config\.yaml, second\.yaml \(\w+\) \| [\d: -]+ \| current \|", index)
+    assert "<td>second</td>" in (workdir / "results" / "index.html").read_text()
+    record = json.loads((workdir / "results" / "second" / "experiment.json").read_text())
+    assert record["name"] == "second" and record["complete"] and record["config_files"][-1] == str(config)
+
+
+# Every shipped experiment: a config alone, or an overlay after its base.
+SHIPPED = [[name] for name in ("config.yaml",)] + [
+    [f"configs/{path.name}"] for path in sorted((REPO / "configs").glob("*.yaml")) if not path.name.startswith(("paper_", "nqg_real_"))
+]
+SHIPPED += [["configs/paper.yaml", "configs/paper_on_policy.yaml"], ["configs/nqg_real.yaml", "configs/nqg_real_on_policy.yaml"]]
+SHIPPED += [["configs/nqg_real.yaml", "configs/nqg_real_causal.yaml"]]
+
+
+def planned_outputs(configs: list[str], workdir: Path) -> set[str]:
+    files = [str(REPO / name) for name in configs if name != "config.yaml"]
+    result = run_snakemake(workdir, "-n", *(["--configfile", *files] if files else []), check=False)
+    if "local_example" in " ".join(configs):  # its corpus is a placeholder the user replaces: nothing to plan
+        return set()
+    assert result.returncode == 0, result.stderr[-3000:]
+    outputs = set()
+    for line in result.stdout.splitlines():
+        if line.strip().startswith(("output:", "log:", "benchmark:")):
+            outputs.update(part.strip() for part in line.split(":", 1)[1].split(","))
+    return outputs
+
+
+def experiment_of(configs: list[str]) -> dict:
+    return validate_config(merge_layers(config_layers(REPO / "config.yaml", [REPO / name for name in configs if name != "config.yaml"])))[
+        "experiment"
+    ]
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory):
+    return {tuple(configs): planned_outputs(configs, tmp_path_factory.mktemp("plan")) for configs in SHIPPED}
+
+
+@pytest.mark.workflow
+def test_no_shipped_experiment_plans_a_file_of_another(plans):
+    """Outputs lie under results/<name>/ and logs/<name>/; an overlay adds models to its base's folder
+    (experiment.extends) and may plan the base's own jobs there, unchanged (workflow/overlays.py checks)."""
+    for configs, outputs in plans.items():
+        experiment = experiment_of(list(configs))
+        own = (f"results/{experiment['name']}/", f"logs/{experiment['name']}/")
+        shared = (f"results/{experiment['extends']}/",) if experiment["extends"] else ()
+        assert all(output.startswith(own + shared) for output in outputs), configs
+        for other, other_outputs in plans.items():
+            if other == configs:
+                continue
+            related = {experiment["name"], experiment["extends"]} & {experiment_of(list(other))[key] for key in ("name", "extends")}
+            # An overlay and its base, or two overlays of one base, share the base's folder: nothing else.
+            allowed = tuple(f"results/{name}/" for name in related if name)
+            assert all(output.startswith(allowed) for output in outputs & other_outputs), (configs, other)
+
+
+def test_an_overlay_that_changes_its_bases_models_is_refused(tmp_path):
+    overlay = tmp_path / "bad_overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"experiment": {"name": "bad", "extends": "smoke"}, "tasks": {"demo": {"model": {"dropout": 0.3}}}}))
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(SMOKE), str(overlay), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "tasks.demo.model.dropout: changes a setting of the experiment 'smoke' this one extends" in said
+    assert "bad_overlay.yaml" in said  # the file that set it
+    lonely = tmp_path / "lonely.yaml"
+    lonely.write_text(yaml.safe_dump({"experiment": {"name": "lonely", "extends": "nqg_real"}}))
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(lonely), check=False)
+    assert "no config file given names the experiment 'nqg_real'" in result.stdout + result.stderr
+
+
+def test_a_config_without_a_name_is_named_after_its_file(tmp_path):
+    mine = tmp_path / "my_run.yaml"
+    mine.write_text(yaml.safe_dump({"experiment": {"seeds": [1]}}))
+    assert experiment_of([str(mine)])["name"] == "my_run"
+    assert experiment_of(["config.yaml"])["name"] == "demo"
+
+
+@pytest.mark.workflow
+def test_the_real_nqg_config_plans_the_download_without_the_shared_folder(tmp_path):
+    counts = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", "--configfile", str(REPO / "configs" / "nqg_real.yaml")).stdout)
+    assert counts["download_source"] == 1 and counts["train_mle"] == 3
+    assert "shared" not in (REPO / "configs" / "nqg_real.yaml").read_text().replace("sentence-disjoint", "")
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_the_downloaded_release_gives_the_same_splits_as_the_released_files_read_in_place(tmp_path):
+    """configs/nqg_real.yaml now reads Zhou et al.'s zip; its splits are those its tables were measured on,
+    when it read the dev files of the release in place (a folder, member_prefix "")."""
+    source = validate_config(merge_layers(config_layers(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"])))["tasks"]["nqg_real"][
+        "source"
+    ]
+    release = release_zip_of_folder(REAL_NQG_DEV, tmp_path / "redistribute.zip")
+    downloaded = load_source_splits(source, ["train", "valid", "test"], archive=release)
+    in_place = {key: value for key, value in source.items() if key not in ("url", "checksum")}
+    in_place.update(directory=str(REAL_NQG_DEV), member_prefix="")
+    before = load_source_splits(in_place, ["train", "valid", "test"])
+    assert {split: len(records) for split, records in downloaded.items()} == {"train": 7874, "valid": 501, "test": 500}
+    assert downloaded == before
