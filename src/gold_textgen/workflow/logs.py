@@ -21,7 +21,7 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
     """Send stdout, stderr, Python logging and transformers' logging (progress bars included) to `path`.
 
     Snakemake's `script:` runs in its own process without redirecting output, so without this a rule's
-    progress would land on the driver's terminal instead of `logs/{rule}/...log`.
+    progress would land on the driver's terminal instead of `logs/<experiment>/{rule}/...log`.
 
     Every workflow step enters here once its imports are done, so this is also where the step's imported
     objects leave the garbage collector's reach (see `freeze_imported_objects`).
