@@ -306,7 +306,9 @@ def scoring_settings(wildcards):
 
 
 def task_scoring(task):
-    return {key: config["tasks"][task][key] for key in ("bleu_tokenize", "rouge")}
+    """metrics.Scoring's fields for a task: chrF++ and TER beside BLEU where BLEU is the task metric."""
+    settings = {key: config["tasks"][task][key] for key in ("bleu_tokenize", "rouge")}
+    return {**settings, "translation_metrics": config["tasks"][task]["metric"] == "bleu"}
 
 
 def local_source_files(wildcards):

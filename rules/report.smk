@@ -73,6 +73,11 @@ rule significance:
         significance_generations,
     output:
         csv=SIGNIFICANCE,
+        html=report(
+            experiment_path("tables/significance.html"),
+            caption="../report/significance.rst",
+            category="Tables",
+        ),
         markdown=experiment_path("tables/significance.md"),
     log:
         log_path("significance/significance.log"),

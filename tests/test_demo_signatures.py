@@ -74,11 +74,13 @@ def test_every_run_must_end_before_its_cap_stops_it_improving(tmp_path):
 
 def test_the_bleu_comparison_is_reported_as_the_significance_table_has_it(tmp_path):
     (tmp_path / "tables").mkdir()
-    rows = [("mle", "no", 0.13), ("mle_continued", "yes", -0.35)]
-    columns = {"task": "demo", "objective": "gold_s", "metric": "bleu"}
-    frame = pd.DataFrame([{**columns, "baseline": b, "delta": d, "significant": y} for b, y, d in rows])
-    frame.to_csv(tmp_path / "tables" / "significance.csv", index=False)
+    rows = [("mle", "no: too few seeds (x)", 0.13, 0.4), ("mle_continued", "yes", -0.35, 0.01)]
+    columns = {"task": "demo", "objective": "gold_s", "metric": "bleu", "mde": 0.5}
+    frame = pd.DataFrame([{**columns, "baseline": b, "delta": d, "reading": y, "p_holm": p} for b, y, d, p in rows])
+    ter = {**columns, "metric": "ter", "baseline": "mle", "delta": 1.0, "reading": "yes", "p_holm": 0.0}  # not the task metric
+    pd.concat([frame, pd.DataFrame([ter])]).to_csv(tmp_path / "tables" / "significance.csv", index=False)
     assert bleu_information(tmp_path, "demo") == [
-        "GOLD-s vs MLE greedy test bleu: +0.13, significant at 95%: no",
-        "GOLD-s vs the control greedy test bleu: -0.35, significant at 95%: yes",
+        "GOLD-s vs MLE greedy test bleu: +0.13, p (Holm) 0.400, minimum detectable difference 0.50; "
+        "significant at 95%: no: too few seeds (x)",
+        "GOLD-s vs the control greedy test bleu: -0.35, p (Holm) 0.010, minimum detectable difference 0.50; significant at 95%: yes",
     ]

@@ -7,8 +7,8 @@ import pytest
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
 from gold_textgen.analysis.significance import (
     Comparison,
+    cell,
     compare,
-    describe,
     note,
     seed_interval,
     significance_columns,
@@ -26,8 +26,25 @@ class Scores:
         self.values = np.asarray(values, dtype=float)
         self.ids = [str(i) for i in range(self.values.size)]
 
-    def score(self, column, resamples):
-        return self.values[resamples].mean(axis=1)
+    def statistics(self, column):
+        return self.values[:, None]
+
+    def score_sums(self, column, sums, count):
+        return sums[:, 0] / count
+
+
+def significant(result, alpha=0.05):
+    """One comparison alone (a family of one: Holm changes nothing)."""
+    return result.p < alpha
+
+
+def described(result):
+    return cell(
+        {
+            **{name: getattr(result, name) for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "n_seeds")},
+            "significant": "yes" if significant(result) else "no",
+        }
+    )
 
 
 BASE = np.random.default_rng(7).uniform(0, 50, size=200)
@@ -41,20 +58,21 @@ def runs(shifts, noise=0.0):
 def test_identical_systems_are_not_significant():
     result = compare(runs([0, 0, 0]), runs([0, 0, 0]), "rouge2")
     assert result.delta == 0 and (result.test_low, result.test_high, result.seed_low, result.seed_high) == (0, 0, 0, 0)
-    assert not result.significant and result.n_seeds == 3
+    assert not significant(result) and result.n_seeds == 3
+    assert result.p_randomization == pytest.approx(1) and result.p_bootstrap == pytest.approx(1) and result.p == pytest.approx(1)
 
 
 def test_a_constant_shift_is_significant():
     result = compare(runs([2, 2, 2]), runs([0, 0, 0]), "rouge2")
     assert result.delta == pytest.approx(2) and result.test_low == pytest.approx(2) and result.test_high == pytest.approx(2)
     assert result.seed_low == pytest.approx(2) and result.seed_high == pytest.approx(2)
-    assert result.significant
-    assert describe(result) == "+2.00 [2.00, 2.00] seeds [2.00, 2.00] yes"
+    assert result.p < 0.01 and result.p_bootstrap < 0.01 and result.p_seeds < 0.01
+    assert described(result) == "+2.00 [2.00, 2.00] seeds [2.00, 2.00] yes"
 
 
 def test_noise_around_no_difference_is_not_significant():
     result = compare(runs([0, 0, 0], noise=10.0), runs([0, 0, 0]), "rouge2")
-    assert result.test_low < 0 < result.test_high and not result.significant
+    assert result.test_low < 0 < result.test_high and not significant(result)
 
 
 def test_seeds_that_disagree_are_not_significant_whatever_the_test_set_says():
@@ -64,14 +82,14 @@ def test_seeds_that_disagree_are_not_significant_whatever_the_test_set_says():
     assert result.test_low == pytest.approx(1 / 3) and result.test_high == pytest.approx(1 / 3)
     half = 4.302652729911275 * np.std([1, -1, 1], ddof=1) / np.sqrt(3)
     assert (result.seed_low, result.seed_high) == pytest.approx((1 / 3 - half, 1 / 3 + half))
-    assert not result.significant
+    assert result.p_randomization < 0.01 and result.p_seeds > 0.05 and not significant(result)
     assert [s.delta for s in result.seeds] == pytest.approx([1, -1, 1])
 
 
 def test_one_seed_is_judged_on_the_test_set_alone():
     result = compare(runs([0.8]), runs([0]), "rouge2")
-    assert np.isnan(result.seed_low) and result.significant
-    assert "seeds" not in describe(result)
+    assert np.isnan(result.seed_low) and np.isnan(result.p_seeds) and significant(result)
+    assert "seeds" not in described(result)
     assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
 
 
@@ -95,10 +113,10 @@ def test_bleu_is_resampled_from_its_sufficient_statistics(tmp_path):
         write_jsonl(path, [{"id": str(i), "hypothesis": h, "reference": r} for i, (h, r) in pairs])
         return {1: ExampleStatistics(Run("t", name, 1, str(path)), Scoring())}
 
-    same = compare(statistics("a", baseline), statistics("b", baseline), "bleu", resamples=200)
-    assert same.delta == 0 and not same.significant
-    perfect = compare(statistics("c", references), statistics("b", baseline), "bleu", resamples=200)
-    assert perfect.delta > 40 and perfect.test_low > 0 and perfect.significant
+    same = compare(statistics("a", baseline), statistics("b", baseline), "bleu", resamples=200, trials=500)
+    assert same.delta == 0 and not significant(same) and same.p == pytest.approx(1)
+    perfect = compare(statistics("c", references), statistics("b", baseline), "bleu", resamples=200, trials=500)
+    assert perfect.delta > 40 and perfect.test_low > 0 and significant(perfect)
     assert isinstance(perfect, Comparison)
 
 
@@ -123,7 +141,7 @@ def test_the_table_compares_every_objective_with_mle_and_the_control_and_tables_
         tmp_path,
         {"mle": {1: poor, 2: poor}, "mle_continued": {1: poor, 2: poor}, "gold_s": {1: REFERENCES, 2: REFERENCES}},
     )
-    table = significance_table(runs, {"t": "bleu"}, {"t": Scoring()}, resamples=100)
+    table = significance_table(runs, {"t": "bleu"}, {"t": Scoring()}, resamples=100, trials=300)
     assert list(zip(table["objective"], table["baseline"], strict=True)) == [
         ("mle_continued", "mle"),
         ("gold_s", "mle"),

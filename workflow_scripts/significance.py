@@ -1,14 +1,14 @@
 """Snakemake adapter: rule significance -> gold_textgen.analysis.significance."""
 
 from gold_textgen.analysis.paper_comparison import Run
-from gold_textgen.analysis.significance import significance_table, to_markdown
+from gold_textgen.analysis.significance import method_note, significance_table, to_markdown
 from gold_textgen.evaluation.metrics import Scoring
-from gold_textgen.workflow.files import write_csv, write_text
+from gold_textgen.workflow.files import write_csv, write_html_table, write_text
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     bootstrap = snakemake.params.bootstrap
-    resamples, confidence = bootstrap["bootstrap_resamples"], bootstrap["confidence"]
+    resamples, confidence, trials = bootstrap["bootstrap_resamples"], bootstrap["confidence"], bootstrap["randomization_trials"]
     table = significance_table(
         [Run(**run) for run in snakemake.params.runs],
         snakemake.params.task_metrics,
@@ -16,6 +16,14 @@ with log_to_file(snakemake.log[0]):
         resamples=resamples,
         confidence=confidence,
         draw_seed=bootstrap["draw_seed"],
+        trials=trials,
     )
     write_csv(snakemake.output.csv, table, float_format="%.4f")
-    write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence))
+    write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence, trials))
+    write_html_table(
+        snakemake.output.html,
+        table,
+        "Significance: each objective against MLE and the control",
+        method_note(resamples, confidence, trials),
+        labels=6,
+    )

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..workflow.convergence import run_summary
-from .significance import seed_interval
+from .significance import TRANSLATION_METRICS, seed_interval
 from .tables import average_sample_runs, load_scores
 
 GOLD = ("gold_delta", "gold_p", "gold_s")
@@ -92,10 +92,11 @@ def bleu_information(results: Path, task: str) -> list[str]:
     if not path.exists():
         return []
     table = pd.read_csv(path)
-    rows = table[(table["task"] == task) & (table["objective"] == "gold_s")]
+    rows = table[(table["task"] == task) & (table["objective"] == "gold_s") & ~table["metric"].isin(TRANSLATION_METRICS)]
     return [
         f"GOLD-s vs {BASELINES.get(row.baseline, row.baseline)} greedy test {row.metric}: {row.delta:+.2f}, "
-        f"significant at 95%: {row.significant}"  # the table's own yes / no
+        f"p (Holm) {row.p_holm:.3f}, minimum detectable difference {row.mde:.2f}; "
+        f"significant at 95%: {row.reading}"  # the table's own yes / no, and why
         for row in rows.itertuples()
     ]
 

@@ -6,7 +6,9 @@ outputs for the same input without knowing which is which, then tally filled she
 A sheet has one row per item (`item, input, output_a, output_b, preference`); raters write `A`, `B` or `tie`
 in `preference`. The key (kept away from raters) says which system is A and which is B for each item.
 Each item's verdict is the majority of its ratings (no majority counts as a tie), and the result gives the
-share of items that the first system wins, loses and ties against the second.
+share of items that the first system wins, loses and ties against the second, with Fleiss' kappa of the
+raters' labels (their agreement beyond chance) and the two-sided sign test of wins against losses, ties
+left out (scipy's exact binomial test: is either system preferred more often than a coin would say?).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..workflow.files import write_csv
 from .examples import aligned_outputs
@@ -76,10 +79,31 @@ def majority(labels: Sequence[str]) -> str:
     return label if votes * 2 > len(labels) else "tie"
 
 
+def fleiss_kappa(ratings: Sequence[dict[int, str]], items: Sequence[int]) -> float:
+    """Fleiss' kappa of several raters' labels on the same items (NaN for fewer than two raters, or when
+    every rating is the same label, where agreement by chance is certain)."""
+    raters = len(ratings)
+    if raters < 2:
+        return float("nan")
+    labels = sorted(set(LABELS.values()))
+    counts = np.array([[sum(rating[item] == label for rating in ratings) for label in labels] for item in items], dtype=float)
+    shares = counts.sum(axis=0) / counts.sum()
+    chance = float(np.sum(shares**2))
+    observed = float(np.mean((np.sum(counts**2, axis=1) - raters) / (raters * (raters - 1))))
+    return float("nan") if np.isclose(chance, 1.0) else (observed - chance) / (1 - chance)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact binomial test of `wins` against `losses` (ties left out); 1 with neither."""
+    return 1.0 if wins + losses == 0 else float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+
+
 def tally(key: pd.DataFrame, sheets: Sequence[str | Path]) -> pd.DataFrame:
-    """Win/lose/tie percentages of each system against the other, from the raters' filled sheets."""
+    """Win/lose/tie percentages of each system against the other, from the raters' filled sheets, with the
+    raters' agreement (Fleiss' kappa) and the sign test's p-value."""
     items = key["item"].astype(int).tolist()
     ratings = [read_ratings(path, items) for path in sheets]
+    kappa = fleiss_kappa(ratings, items)
     outcome = Counter()
     systems = sorted(set(key["system_a"]) | set(key["system_b"]))
     for row in key.itertuples(index=False):
@@ -97,6 +121,8 @@ def tally(key: pd.DataFrame, sheets: Sequence[str | Path]) -> pd.DataFrame:
                 "tie": 100 * outcome["tie"] / len(items),
                 "items": len(items),
                 "raters": len(sheets),
+                "fleiss_kappa": kappa,
+                "sign_test_p": sign_test(outcome[system], outcome[other]),
             }
         )
     return pd.DataFrame(rows)

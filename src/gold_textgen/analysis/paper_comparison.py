@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..evaluation import metrics
+from ..evaluation import metrics, sacrebleu_statistics
 from ..workflow.files import read_jsonl
 from ..workflow.views import entry_run
 from .markdown import markdown_table
@@ -106,18 +106,36 @@ class ExampleStatistics:
         table = table.reindex(range(len(self.ids)), fill_value=0)
         return table["sum"].to_numpy(float), table["count"].to_numpy(float)
 
-    def score(self, column: str, resamples: np.ndarray) -> np.ndarray:
-        """The metric of each resample (rows of example indices); the full data is `np.arange(n)[None]`."""
+    def statistics(self, column: str) -> np.ndarray:
+        """Per-example sufficient statistics of `column` (n x k): any set of examples is scored from their
+        sum (score_sums). sacrebleu's metrics: their own statistics; perplexity: summed NLL and tokens;
+        ROUGE and exact match: the per-example score."""
         if column == "bleu":
-            return np.array([metrics.bleu_from_statistics(self.bleu[row].sum(axis=0), self.tokenize) for row in resamples])
+            return self.bleu.astype(np.float64)
+        if column in sacrebleu_statistics.SACREBLEU_METRICS:
+            return self._sacrebleu_statistics(column)
         if column == "perplexity":
             if self.nll_and_tokens is None:
-                return np.full(len(resamples), np.nan)
-            nll, tokens = self.nll_and_tokens
-            return np.exp(nll[resamples].sum(axis=1) / tokens[resamples].sum(axis=1))
-        if column == "exact_match":
-            return self.exact_match[resamples].mean(axis=1)
-        return self.rouge[column][resamples].mean(axis=1)
+                return np.full((len(self.ids), 2), np.nan)
+            return np.stack(self.nll_and_tokens, axis=1)
+        values = self.exact_match if column == "exact_match" else self.rouge[column]
+        return np.asarray(values, dtype=np.float64)[:, None]
+
+    @functools.cache  # noqa: B019 (one run's statistics, kept for the run object's life)
+    def _sacrebleu_statistics(self, column: str) -> np.ndarray:
+        return sacrebleu_statistics.statistics(column, self.hypotheses, self.references)
+
+    def score_sums(self, column: str, sums: np.ndarray, count: int) -> np.ndarray:
+        """The metric of each row of summed statistics (R x k) over `count` examples."""
+        if column in sacrebleu_statistics.SACREBLEU_METRICS:
+            return sacrebleu_statistics.score_sums(column, sums, self.tokenize)
+        if column == "perplexity":
+            return np.exp(sums[:, 0] / sums[:, 1])
+        return sums[:, 0] / count
+
+    def score(self, column: str, resamples: np.ndarray) -> np.ndarray:
+        """The metric of each resample (rows of example indices); the full data is `np.arange(n)[None]`."""
+        return self.score_sums(column, self.statistics(column)[resamples].sum(axis=1), resamples.shape[1])
 
 
 def seed_mean_with_interval(

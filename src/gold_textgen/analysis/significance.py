@@ -1,21 +1,21 @@
 """Is an objective's difference to a baseline (MLE, or the control) more than noise? Two kinds of noise
 decide a comparison of text generators: which examples happen to be in the test set, and which training
 seed was drawn. Both are measured, on the same test set, pairing each objective's model with the
-baseline's model of the same seed:
+baseline's model of the same seed (analysis/paired_tests.py holds the tests):
 
-* **per seed, the test set**: a paired bootstrap over the test examples, as sacrebleu's paired bootstrap
-  resampling does (`sacrebleu.significance._paired_bs_test`: one set of resampled example indices shared
-  by both systems, each resample scored from summed per-example sufficient statistics: corpus BLEU from
-  BLEU's n-gram counts, ROUGE as the mean of the per-example F1); the delta is the system's metric minus
-  the baseline's, its interval the percentile interval of the resampled deltas;
-* **across seeds**: the mean of the per-seed deltas, with two intervals: over the test set (the same
-  resample indices for every seed, the percentile interval of the mean resampled delta) and over the seeds
-  (Student's t on the per-seed deltas, n - 1 degrees of freedom; none for a single seed).
+* **the test set**: sacrebleu's paired tests, on every metric's per-example sufficient statistics (for
+  BLEU, chrF, chrF++ and TER exactly sacrebleu's; ROUGE, exact match and perplexity likewise): the paired
+  bootstrap (its interval and p-value, `p_bootstrap`) and approximate randomization (`p_randomization`;
+  for a mean of per-example scores, such as ROUGE F1, the paired permutation test through scipy, the same
+  test). With several seeds the delta is the mean of the per-seed deltas, every seed drawn alike;
+* **the seeds**: the per-seed deltas' Student's t interval and one-sample t-test (`p_seeds`; none for a
+  single seed).
 
-"Significant at 95%" is said only when every interval there is excludes 0: the test-set interval and,
-with two or more seeds, the seed interval. A difference inside the seed spread is not significant
-however many test examples there are, and a single seed can show a test-set difference, never a seed
-effect (the tables say which).
+A comparison's p-value `p` is the larger of the randomization and seed p-values: a difference counts
+only if it is beyond both the test set's and the seeds' noise (an intersection-union test). `p_holm` is
+Holm's adjustment across the objectives of one table (task, baseline and metric), and "significant"
+means `p_holm` below 1 - confidence. `mde` is the smallest difference the experiment could have detected
+(80% power), `seeds_needed` the seeds that would detect the observed one; a "no" says which applies.
 """
 
 from __future__ import annotations
@@ -28,9 +28,12 @@ import pandas as pd
 from scipy import stats
 
 from ..evaluation import metrics
-from . import objective_names
+from . import objective_names, paired_tests
 from .markdown import markdown_table
 from .paper_comparison import ExampleStatistics, Run
+
+# Metrics that are the mean of a per-example score: their randomization test is the paired permutation test.
+MEAN_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "exact_match")
 
 
 @dataclass(frozen=True)
@@ -44,20 +47,29 @@ class SeedDelta:
 @dataclass(frozen=True)
 class Comparison:
     """The system minus the baseline on one metric: the mean over seeds of the per-seed deltas, its
-    test-set interval (`test_low`, `test_high`), its seed interval (`seed_low`, `seed_high`: NaN for one
-    seed), whether it is significant, and the per-seed paired-bootstrap deltas."""
+    test-set interval and p-values, its seed interval and p-value (NaN for one seed), the combined p-value,
+    the minimum detectable difference and the seeds that would detect the observed delta."""
 
     delta: float
     test_low: float
     test_high: float
     seed_low: float
     seed_high: float
-    significant: bool
+    p_bootstrap: float
+    p_randomization: float
+    p_seeds: float
+    mde: float
+    seeds_needed: int | None
     seeds: tuple[SeedDelta, ...]
 
     @property
     def n_seeds(self) -> int:
         return len(self.seeds)
+
+    @property
+    def p(self) -> float:
+        """Beyond the test set's noise and, with two or more seeds, the seeds' (intersection-union test)."""
+        return self.p_randomization if np.isnan(self.p_seeds) else max(self.p_randomization, self.p_seeds)
 
 
 def seed_interval(deltas: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -75,9 +87,10 @@ def compare(
     resamples: int = 1000,
     confidence: float = 0.95,
     draw_seed: int = 0,
+    trials: int = 10000,
 ) -> Comparison:
-    """`system` minus `baseline` on `column` (bleu, rouge1, rouge2, rougeL, rougeLsum), over the training
-    seeds both have; every run must hold the same test examples in the same order."""
+    """`system` minus `baseline` on `column` (bleu, chrf, chrf_pp, ter, rouge*, exact_match, perplexity),
+    over the training seeds both have; every run must hold the same test examples in the same order."""
     seeds = sorted(set(system) & set(baseline))
     if not seeds:
         raise ValueError("the system and the baseline share no training seed")
@@ -85,45 +98,73 @@ def compare(
     for seed in seeds:
         if system[seed].ids != baseline[seed].ids or baseline[seed].ids != baseline[seeds[0]].ids:
             raise ValueError(f"seed {seed}: the runs compared were scored on different examples")
-    full = np.arange(size)[None, :]
-    indices = np.random.default_rng(draw_seed).integers(0, size, size=(resamples, size))
-    tail = (1 - confidence) / 2 * 100
-    per_seed, resampled = [], []
-    for seed in seeds:
-        point = float(system[seed].score(column, full)[0] - baseline[seed].score(column, full)[0])
-        deltas = system[seed].score(column, indices) - baseline[seed].score(column, indices)
-        low, high = np.percentile(deltas, [tail, 100 - tail])
-        per_seed.append(SeedDelta(seed, point, float(low), float(high)))
-        resampled.append(deltas)
+    rng = np.random.default_rng(draw_seed)
+    indices = rng.integers(0, size, size=(resamples, size))
+    ours = [system[seed].statistics(column) for seed in seeds]
+    theirs = [baseline[seed].statistics(column) for seed in seeds]
+    score = system[seeds[0]].score_sums
+    scorer = lambda sums, count: score(column, sums, count)  # noqa: E731 (the metric of summed statistics)
+    per_seed = []
+    for seed, mine, base in zip(seeds, ours, theirs, strict=True):
+        one = paired_tests.paired_bootstrap([mine], [base], scorer, indices, confidence)
+        per_seed.append(SeedDelta(seed, one["delta"], one["low"], one["high"]))
+    overall = paired_tests.paired_bootstrap(ours, theirs, scorer, indices, confidence)
+    if column in MEAN_METRICS:
+        p_randomization = paired_tests.paired_permutation(
+            np.mean([mine[:, 0] for mine in ours], axis=0), np.mean([base[:, 0] for base in theirs], axis=0), trials, draw_seed
+        )
+    else:
+        swaps = rng.integers(0, 2, size=(trials, size)).astype(bool)
+        p_randomization = paired_tests.approximate_randomization(ours, theirs, scorer, swaps)
     points = np.array([item.delta for item in per_seed])
-    test_low, test_high = (float(v) for v in np.percentile(np.mean(resampled, axis=0), [tail, 100 - tail]))
+    spread = float(points.std(ddof=1)) if points.size > 1 else float("nan")
     seed_low, seed_high = seed_interval(points, confidence)
-    significant = _excludes_zero(test_low, test_high) and (len(seeds) < 2 or _excludes_zero(seed_low, seed_high))
-    return Comparison(float(points.mean()), test_low, test_high, seed_low, seed_high, significant, tuple(per_seed))
+    return Comparison(
+        delta=float(points.mean()),
+        test_low=overall["low"],
+        test_high=overall["high"],
+        seed_low=seed_low,
+        seed_high=seed_high,
+        p_bootstrap=overall["p"],
+        p_randomization=p_randomization,
+        p_seeds=paired_tests.seed_t_test(points),
+        mde=paired_tests.minimum_detectable_difference(spread, len(seeds), overall["se"], confidence),
+        seeds_needed=paired_tests.seeds_needed(float(points.mean()), spread, confidence),
+        seeds=tuple(per_seed),
+    )
 
 
-def _excludes_zero(low: float, high: float) -> bool:
-    return bool(low > 0 or high < 0)
-
-
-def describe(comparison: Comparison) -> str:
-    """`+0.52 [0.10, 0.95] seeds [0.31, 0.73] yes` for a table cell."""
-    fields = {name: getattr(comparison, name) for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "n_seeds")}
-    return cell({**fields, "significant": "yes" if comparison.significant else "no"})
+def reading(row: Mapping) -> str:
+    """What a row's yes or no means: significant, or why not (too few seeds for a difference this small,
+    or a difference inside the noise although the experiment could detect one of its size)."""
+    if row["significant"] == "yes":
+        return "yes"
+    detectable = f"detectable ±{row['mde']:.2f}"
+    if abs(row["delta"]) < row["mde"]:
+        if row["n_seeds"] < 2:
+            return f"no: one seed ({detectable} on this test set; seed effects unmeasured)"
+        needed = row["seeds_needed"]
+        more = f"about {int(needed)} seeds" if needed == needed and needed is not None else "more seeds than is practical"
+        return f"no: too few seeds ({detectable}; the observed {row['delta']:+.2f} needs {more})"
+    return f"no: inside the noise ({detectable}, yet p = {row['p']:.3f})"
 
 
 METHOD_NOTE = (
-    "Significance (delta = objective - baseline on the test set, the same training seed paired): per seed a "
-    "paired bootstrap over the test examples (shared resample indices, sacrebleu's paired bootstrap resampling); "
-    "across seeds the mean of the per-seed deltas with a test-set interval (percentile, {resamples} resamples) "
-    "and, with two or more seeds, a seed interval (Student's t). 'significant' = every interval excludes 0 at "
-    "{level:.0f}%."
+    "Significance (delta = objective - baseline on the test set, the same training seed paired; for TER lower is "
+    "better): sacrebleu's paired tests on each metric's per-example statistics, with {resamples} bootstrap resamples "
+    "(the test-set interval, p_bootstrap) and {trials} approximate-randomization trials (p_randomization; for ROUGE "
+    "and exact match the paired permutation test); across seeds the per-seed deltas' Student's t interval and t-test "
+    "(p_seeds). p = max(p_randomization, p_seeds); 'significant' = p, Holm-adjusted across the objectives compared "
+    "with the same baseline on the same task and metric, below {alpha:g}. mde: the smallest difference detectable "
+    "with 80% power at this size; a 'no' says whether the experiment had too few seeds for the observed difference."
 )
 
 
 # The baselines every objective is compared with, where the experiment has them: MLE, and the control (MLE
 # continued on the fine-tuning schedule: the same extra updates without any objective's weights).
 BASELINES = {"mle": "MLE", "mle_continued": "control"}
+# Reported beside the task metric where BLEU is the task metric (translation): chrF++ and TER, as MT papers do.
+TRANSLATION_METRICS = ("chrf_pp", "ter")
 COLUMNS = [
     "task",
     "objective",
@@ -137,11 +178,25 @@ COLUMNS = [
     "seed_low",
     "seed_high",
     "n_seeds",
+    "p_bootstrap",
+    "p_randomization",
+    "p_seeds",
+    "p",
+    "p_holm",
     "significant",
+    "mde",
+    "seeds_needed",
+    "reading",
     "per_seed",
     "resamples",
+    "trials",
     "confidence",
 ]
+
+
+def compared_metrics(task_metric: str, scoring: metrics.Scoring) -> list[str]:
+    """The task metric, then chrF++ and TER where the task's scoring reports them."""
+    return [task_metric, *(TRANSLATION_METRICS if scoring.translation_metrics else ())]
 
 
 def significance_table(
@@ -151,9 +206,11 @@ def significance_table(
     resamples: int = 1000,
     confidence: float = 0.95,
     draw_seed: int = 0,
+    trials: int = 10000,
 ) -> pd.DataFrame:
-    """One row per task, objective and baseline (each baseline of BASELINES the runs include; the control
-    is compared with MLE, MLE with nothing): the comparison on the task metric (see `compare`)."""
+    """One row per task, metric, objective and baseline (each baseline of BASELINES the runs include; the
+    control is compared with MLE, MLE with nothing): the comparison (see `compare`), Holm-adjusted across
+    the objectives of each task, metric and baseline."""
     statistics: dict[str, dict[str, dict[int, ExampleStatistics]]] = {}
     where: dict[str, tuple[str, str]] = {}
     for run in runs:
@@ -161,54 +218,74 @@ def significance_table(
         where[run.task] = (run.split, run.decoder)
     rows = []
     for task, by_objective in statistics.items():
-        metric = task_metrics[task]
-        for baseline in (name for name in BASELINES if name in by_objective):
-            for objective, systems in by_objective.items():
-                if objective in (baseline, "mle"):  # MLE is the reference point, never the system compared
-                    continue
-                result = compare(systems, by_objective[baseline], metric, resamples, confidence, draw_seed)
-                per_seed = "; ".join(f"{s.seed}: {s.delta:+.2f} [{s.low:.2f}, {s.high:.2f}]" for s in result.seeds)
-                rows.append(
-                    {
-                        "task": task,
-                        "objective": objective,
-                        "baseline": baseline,
-                        "split": where[task][0],
-                        "decoder": where[task][1],
-                        "metric": metric,
-                        "delta": result.delta,
-                        "test_low": result.test_low,
-                        "test_high": result.test_high,
-                        "seed_low": result.seed_low,
-                        "seed_high": result.seed_high,
-                        "n_seeds": result.n_seeds,
-                        "significant": "yes" if result.significant else "no",
-                        "per_seed": per_seed,
-                        "resamples": resamples,
-                        "confidence": confidence,
-                    }
-                )
+        for metric in compared_metrics(task_metrics[task], scoring[task]):
+            for baseline in (name for name in BASELINES if name in by_objective):
+                family = []
+                for objective, systems in by_objective.items():
+                    if objective in (baseline, "mle"):  # MLE is the reference point, never the system compared
+                        continue
+                    result = compare(systems, by_objective[baseline], metric, resamples, confidence, draw_seed, trials)
+                    family.append(_row(task, objective, baseline, where[task], metric, result, resamples, trials, confidence))
+                for row, adjusted in zip(family, paired_tests.holm([row["p"] for row in family]), strict=True):
+                    row["p_holm"] = adjusted
+                    row["significant"] = "yes" if adjusted < 1 - confidence else "no"
+                    row["reading"] = reading(row)
+                rows += family
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _row(task, objective, baseline, run, metric, result: Comparison, resamples, trials, confidence) -> dict:
+    per_seed = "; ".join(f"{s.seed}: {s.delta:+.2f} [{s.low:.2f}, {s.high:.2f}]" for s in result.seeds)
+    return {
+        "task": task,
+        "objective": objective,
+        "baseline": baseline,
+        "split": run[0],
+        "decoder": run[1],
+        "metric": metric,
+        "delta": result.delta,
+        "test_low": result.test_low,
+        "test_high": result.test_high,
+        "seed_low": result.seed_low,
+        "seed_high": result.seed_high,
+        "n_seeds": result.n_seeds,
+        "p_bootstrap": result.p_bootstrap,
+        "p_randomization": result.p_randomization,
+        "p_seeds": result.p_seeds,
+        "p": result.p,
+        "mde": result.mde,
+        "seeds_needed": result.seeds_needed,
+        "per_seed": per_seed,
+        "resamples": resamples,
+        "trials": trials,
+        "confidence": confidence,
+    }
+
+
 def cell(row: Mapping) -> str:
-    """A significance row (or its fields) as one table cell: delta [test-set interval] seeds [seed interval] yes/no."""
+    """A significance row (or its fields) as one table cell: delta [test-set interval] seeds [seed interval]
+    p yes/no."""
     text = f"{row['delta']:+.2f} [{row['test_low']:.2f}, {row['test_high']:.2f}]"
     if row["n_seeds"] > 1:
         text += f" seeds [{row['seed_low']:.2f}, {row['seed_high']:.2f}]"
+    if "p_holm" in row and row["p_holm"] == row["p_holm"]:
+        text += f" p {row['p_holm']:.3f}"
     return f"{text} {row['significant']}"
 
 
 def with_significance(table: pd.DataFrame, significance: pd.DataFrame, keys: Sequence[str] = ("task", "objective")) -> pd.DataFrame:
     """`table` with, per baseline the significance table has, the columns `vs_<baseline>` (a cell text),
-    `vs_<baseline>_delta`, `_test_low`, `_test_high`, `_seed_low`, `_seed_high` and `_significant`, filled on
+    `vs_<baseline>_delta`, `_test_low`, `_test_high`, `_seed_low`, `_seed_high`, `_p_holm`, `_significant` and
+    `_mde`, of the task metric, filled on
     the rows that summarise seeds (`seed` == "mean", where the table has seeds) of the compared split and
     decoder (where the table has those), and empty elsewhere (the baseline's own rows included)."""
     table = table.copy()
+    significance = significance[~significance["metric"].isin(TRANSLATION_METRICS)]  # the task metric's rows
     for baseline in (name for name in BASELINES if name in set(significance["baseline"])):
         part = significance[significance["baseline"] == baseline].copy()
         part[f"vs_{baseline}"] = part.apply(cell, axis=1)
-        renamed = {name: f"vs_{baseline}_{name}" for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "significant")}
+        shown = ("delta", "test_low", "test_high", "seed_low", "seed_high", "p_holm", "significant", "mde")
+        renamed = {name: f"vs_{baseline}_{name}" for name in shown}
         part = part.rename(columns=renamed)
         join = [*keys, *(k for k in ("split", "decoder") if k in table.columns)]
         columns = [*join, f"vs_{baseline}", *renamed.values()]
@@ -224,8 +301,8 @@ def significance_columns(table: pd.DataFrame) -> list[str]:
     return [f"vs_{name}" for name in BASELINES if f"vs_{name}" in table.columns]
 
 
-def method_note(resamples: int, confidence: float) -> str:
-    return METHOD_NOTE.format(resamples=resamples, level=100 * confidence)
+def method_note(resamples: int, confidence: float, trials: int = 10000) -> str:
+    return METHOD_NOTE.format(resamples=resamples, trials=trials, alpha=round(1 - confidence, 6))
 
 
 def note(significance: pd.DataFrame) -> str:
@@ -234,10 +311,10 @@ def note(significance: pd.DataFrame) -> str:
         return ""
     first = significance.iloc[0]
     labels = ", ".join(f"`vs_{name}`: against {label}" for name, label in BASELINES.items() if name in set(significance["baseline"]))
-    return f"\nColumns {labels}. " + method_note(int(first["resamples"]), float(first["confidence"])) + "\n"
+    return f"\nColumns {labels}. " + method_note(int(first["resamples"]), float(first["confidence"]), int(first["trials"])) + "\n"
 
 
-def to_markdown(table: pd.DataFrame, resamples: int, confidence: float) -> str:
+def to_markdown(table: pd.DataFrame, resamples: int, confidence: float, trials: int = 10000) -> str:
     rows = [
         [
             row.task,
@@ -245,9 +322,26 @@ def to_markdown(table: pd.DataFrame, resamples: int, confidence: float) -> str:
             BASELINES[row.baseline],
             f"{row.metric} ({row.split}, {row.decoder})",
             cell(row._asdict()),
+            f"{row.p_bootstrap:.3f} / {row.p_randomization:.3f} / " + ("-" if row.p_seeds != row.p_seeds else f"{row.p_seeds:.3f}"),
+            f"{row.mde:.2f}",
+            row.reading,
             row.per_seed,
         ]
         for row in table.itertuples(index=False)
     ]
-    headers = ["task", "objective", "against", "metric", "delta [test-set interval] seeds [seed interval] significant", "per seed"]
-    return markdown_table(headers, rows) + "\n" + method_note(resamples, confidence) + "\n"
+    headers = [
+        "task",
+        "objective",
+        "against",
+        "metric",
+        "delta [test-set interval] seeds [seed interval] p (Holm) significant",
+        "p bootstrap / randomization / seeds",
+        "mde",
+        "reading",
+        "per seed",
+    ]
+    caption = (
+        "Each objective against MLE and against the control (MLE continued for the same updates), on the test split "
+        "with the first table decoder."
+    )
+    return caption + "\n\n" + markdown_table(headers, rows) + "\n" + method_note(resamples, confidence, trials) + "\n"

@@ -16,10 +16,23 @@ from . import objective_names
 from .markdown import markdown_table
 
 KEYS = ("task", "objective", "split", "decoder")
-SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "rouge_variant")
+SCORING_COLUMNS = ("bleu_signature", "chrf_signature", "chrf_pp_signature", "ter_signature", "rouge_variant")
 # `unk_rate` (percent of reference tokens that are <unk>) sits beside perplexity, which it flatters.
-METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL", "rougeLsum", "exact_match", "perplexity", "unk_rate", "token_accuracy")
-OPTIONAL_METRICS = ("exact_match",)
+METRICS = (
+    "bleu",
+    "chrf",
+    "chrf_pp",
+    "ter",
+    "rouge1",
+    "rouge2",
+    "rougeL",
+    "rougeLsum",
+    "exact_match",
+    "perplexity",
+    "unk_rate",
+    "token_accuracy",
+)
+OPTIONAL_METRICS = ("exact_match", "chrf_pp", "ter")  # chrF++ and TER: tasks scored by BLEU only
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -135,10 +148,13 @@ def with_scoring(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
 
 def scoring_note(scores: pd.DataFrame) -> str:
     """A markdown footer naming, per task, the BLEU signature and ROUGE variant behind the numbers."""
-    lines = [
-        f"- {row.task}: BLEU `{row.bleu_signature}`; chrF `{row.chrf_signature}`; ROUGE `{row.rouge_variant}`"
-        for row in scoring_of_tasks(scores).itertuples()
-    ]
+    lines = []
+    for row in scoring_of_tasks(scores).itertuples():
+        line = f"- {row.task}: BLEU `{row.bleu_signature}`; chrF `{row.chrf_signature}`"
+        for label, signature in (("chrF++", row.chrf_pp_signature), ("TER", row.ter_signature)):
+            if signature != "unrecorded":
+                line += f"; {label} `{signature}`"
+        lines.append(line + f"; ROUGE `{row.rouge_variant}`")
     return "\nScoring (see README, Metrics):\n\n" + "\n".join(lines) + "\n"
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import sacrebleu
 
+from . import sacrebleu_statistics
 from .final_answer import answers_match
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -43,17 +44,20 @@ _PERIOD_END = re.compile(r"(?<=\.)\s+")
 
 @dataclass(frozen=True)
 class Scoring:
-    """How a task's outputs are scored: sacrebleu's BLEU tokenizer and the ROUGE variant."""
+    """How a task's outputs are scored: sacrebleu's BLEU tokenizer, the ROUGE variant, and whether chrF++
+    and TER are reported beside BLEU (tasks scored by BLEU, such as translation, as MT papers report them;
+    not summaries, where TER's edit search on long texts costs minutes and no paper reports it)."""
 
     bleu_tokenize: str = "13a"
     rouge: str = "stemmed"
+    translation_metrics: bool = False
 
     def __post_init__(self) -> None:
         _check_rouge_variant(self.rouge)
 
     @classmethod
     def of_task(cls, task: dict) -> Scoring:
-        return cls(bleu_tokenize=task["bleu_tokenize"], rouge=task["rouge"])
+        return cls(bleu_tokenize=task["bleu_tokenize"], rouge=task["rouge"], translation_metrics=task["metric"] == "bleu")
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], tokenize: str = "13a") -> tuple[float, str]:
@@ -76,12 +80,12 @@ def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], tokeni
     """Per-sentence BLEU sufficient statistics (n-gram matches and totals, lengths), one row per sentence:
     summing any subset of rows and scoring the sums gives that subset's corpus BLEU (bootstrap resampling)."""
     _check_aligned(hypotheses, references)
-    return np.asarray(sacrebleu.BLEU(tokenize=tokenize)._extract_corpus_statistics(list(hypotheses), [list(references)]), dtype=np.int64)
+    return sacrebleu_statistics.statistics("bleu", hypotheses, references, tokenize).astype(np.int64)
 
 
 def bleu_from_statistics(statistics: np.ndarray, tokenize: str = "13a") -> float:
     """Corpus BLEU from summed sufficient statistics (see bleu_statistics)."""
-    return float(sacrebleu.BLEU(tokenize=tokenize)._compute_score_from_stats(statistics.tolist()).score)
+    return float(sacrebleu_statistics.score_sums("bleu", statistics, tokenize)[0])
 
 
 def rouge_per_example(hypotheses: Sequence[str], references: Sequence[str], variant: str = "stemmed") -> dict[str, np.ndarray]:

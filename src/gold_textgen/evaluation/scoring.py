@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..workflow.files import read_json, read_jsonl, write_json
-from . import metrics
+from . import metrics, sacrebleu_statistics
 
 log = logging.getLogger(__name__)
 UNK_WARNING_RATE = 5.0  # percent of reference tokens
@@ -60,7 +60,8 @@ def unk_warnings_from_scores(paths: Iterable[str | Path]) -> list[str]:
 def score_generations(
     generations: list[dict], nll_table: pd.DataFrame | None, scoring: metrics.Scoring, unk_token_id: int | None = None
 ) -> dict:
-    """BLEU and chrF (with their sacrebleu signatures), ROUGE (with its variant's name), the exact-match
+    """BLEU and chrF (with their sacrebleu signatures; chrF++ and TER too where `scoring` asks for them),
+    ROUGE (with its variant's name), the exact-match
     accuracy of final answers (tables show it for tasks scored by it) and output length; perplexity,
     token accuracy and the `<unk>` share of the references too when the model's NLL table is given (a baseline
     such as lead-3 has none)."""
@@ -70,6 +71,9 @@ def score_generations(
     chrf, chrf_signature = metrics.corpus_chrf(hypotheses, references)
     rouge = metrics.corpus_rouge(hypotheses, references, scoring.rouge)
     scores = {"bleu": bleu, "bleu_signature": signature, "chrf": chrf, "chrf_signature": chrf_signature}
+    if scoring.translation_metrics:
+        for name in ("chrf_pp", "ter"):
+            scores[name], scores[f"{name}_signature"] = sacrebleu_statistics.corpus_score(name, hypotheses, references)
     scores["exact_match"] = metrics.corpus_exact_match(hypotheses, references)
     scores.update(rouge, rouge_variant=scoring.rouge)
     if nll_table is not None:

@@ -54,7 +54,7 @@ ANALYSIS_READS = {
     "nll_by_time_step": ("bootstrap_resamples", "confidence", "draw_seed"),
     "exposure_bias": ("bootstrap_resamples", "confidence", "draw_seed"),
     "paper_comparison": ("bootstrap_resamples", "confidence", "draw_seed"),
-    "significance": ("bootstrap_resamples", "confidence", "draw_seed"),
+    "significance": ("bootstrap_resamples", "randomization_trials", "confidence", "draw_seed"),
     "examples": ("num_examples", "draw_seed"),
     "human_eval_sheet": ("gold_objective", "human_eval_items", "draw_seed"),
     "diversity": ("max_ngram",),
