@@ -93,9 +93,9 @@ class ExampleStatistics:
     def rouge(self) -> dict[str, np.ndarray]:
         return metrics.rouge_per_example(self.hypotheses, self.references, self.rouge_variant)
 
-    @functools.cached_property
-    def exact_match(self) -> np.ndarray:
-        return metrics.exact_match_per_example(self.hypotheses, self.references)
+    @functools.cache  # noqa: B019 (one run's answers, kept for the run object's life)
+    def answers(self, column: str) -> np.ndarray:
+        return metrics.answer_metric_per_example(column, self.hypotheses, self.references)
 
     @functools.cached_property
     def nll_and_tokens(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -118,7 +118,7 @@ class ExampleStatistics:
             if self.nll_and_tokens is None:
                 return np.full((len(self.ids), 2), np.nan)
             return np.stack(self.nll_and_tokens, axis=1)
-        values = self.exact_match if column == "exact_match" else self.rouge[column]
+        values = self.answers(column) if column in metrics.ANSWER_METRICS else self.rouge[column]
         return np.asarray(values, dtype=np.float64)[:, None]
 
     @functools.cache  # noqa: B019 (one run's statistics, kept for the run object's life)

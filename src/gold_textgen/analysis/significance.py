@@ -33,7 +33,7 @@ from .markdown import markdown_table
 from .paper_comparison import ExampleStatistics, Run
 
 # Metrics that are the mean of a per-example score: their randomization test is the paired permutation test.
-MEAN_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "exact_match")
+MEAN_METRICS = ("rouge1", "rouge2", "rougeL", "rougeLsum", "strict_match", "flexible_extract", "exact_match")
 
 
 @dataclass(frozen=True)

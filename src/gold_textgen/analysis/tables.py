@@ -32,7 +32,8 @@ METRICS = (
     "unk_rate",
     "token_accuracy",
 )
-OPTIONAL_METRICS = ("exact_match", "chrf_pp", "ter")  # chrF++ and TER: tasks scored by BLEU only
+# chrF++ and TER: tasks scored by BLEU only; the answer metrics: absent from older score files
+OPTIONAL_METRICS = ("strict_match", "flexible_extract", "exact_match", "chrf_pp", "ter")
 
 
 def load_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -168,7 +169,8 @@ def write_table(
 # Table 1 of the paper: test BLEU for translation and question generation, ROUGE for summarization, and
 # perplexity, which GOLD raises while improving the outputs (with the <unk> share of the references beside it).
 # Summarisation reports summary-level ROUGE-L (ROUGE-Lsum, sentences at newlines), as files2rouge does for the paper.
-TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeLsum"), "exact_match": ("exact_match",)}
+ANSWER_COLUMNS = ("strict_match", "flexible_extract", "exact_match")  # lm-eval's two GSM8K scores, then by value
+TASK_METRIC_COLUMNS = {"bleu": ("bleu",), "rouge2": ("rouge1", "rouge2", "rougeLsum"), **dict.fromkeys(ANSWER_COLUMNS, ANSWER_COLUMNS)}
 TOKEN_COLUMNS = ("perplexity", "unk_rate")
 
 

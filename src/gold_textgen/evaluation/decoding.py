@@ -13,6 +13,7 @@ from transformers import DataCollatorForSeq2Seq, GenerationConfig, PreTrainedMod
 from ..data.copy_vocabulary import CopyVocabulary
 from ..data.seq2seq_batches import PaddedFieldsCollator, encode_records, length_sorted_batches
 from ..models.copy_slots import copy_slots
+from .final_answer import truncated_at_stop
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +71,12 @@ def generate_texts(
     sample_seed: int = 0,
     group_by_length: bool = True,
     features: Sequence[str] = (),
+    stop_sequences: Sequence[str] = (),
 ) -> list[str]:
     """Decode every record's source; outputs come back in input order whatever the batching. Batches group
     inputs of similar length (less padding) unless `group_by_length` is off (input order, for comparison).
-    A copy model's placeholders come back as the source words they stand for."""
+    A copy model's placeholders come back as the source words they stand for; each output ends before the
+    first of `stop_sequences` (the task's `generation.stop_sequences`)."""
     device = next(model.parameters()).device
     model.eval()
     torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
@@ -91,5 +94,5 @@ def generate_texts(
         for index, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
             if copying is not None:
                 text = copying.restore(text, encoded[index]["oov_words"])
-            outputs[index] = text.strip()
+            outputs[index] = truncated_at_stop(text, stop_sequences).strip()
     return outputs  # type: ignore[return-value]

@@ -35,7 +35,7 @@ import numpy as np
 import sacrebleu
 
 from . import sacrebleu_statistics
-from .final_answer import answers_match
+from .final_answer import answers_match, flexible_extract, strict_match
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 ROUGE_VARIANTS = ("stemmed", "files2rouge", "rouge155_stemmed")
@@ -141,15 +141,30 @@ def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str], variant: 
     return {name: float(values.mean()) if values.size else 0.0 for name, values in per_example.items()}
 
 
-def exact_match_per_example(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
-    """100 where an output's final answer equals its reference's, else 0."""
+# The final-answer metrics (final_answer.py): lm-eval's two GSM8K scores and this project's value comparison.
+ANSWER_METRICS = {"strict_match": strict_match, "flexible_extract": flexible_extract, "exact_match": answers_match}
+
+
+def answer_metric_per_example(name: str, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """100 where an output's final answer is right by the answer metric `name`, else 0."""
     _check_aligned(hypotheses, references)
-    return np.array([100.0 * answers_match(h, r) for h, r in zip(hypotheses, references, strict=True)])
+    right = ANSWER_METRICS[name]
+    return np.array([100.0 * right(h, r) for h, r in zip(hypotheses, references, strict=True)])
+
+
+def exact_match_per_example(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """100 where an output's final answer equals its reference's by value, else 0."""
+    return answer_metric_per_example("exact_match", hypotheses, references)
+
+
+def corpus_answer_metric(name: str, hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Accuracy in [0, 100] by the answer metric `name`."""
+    return float(answer_metric_per_example(name, hypotheses, references).mean()) if len(hypotheses) else 0.0
 
 
 def corpus_exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """Exact-match accuracy in [0, 100]."""
-    return float(exact_match_per_example(hypotheses, references).mean()) if len(hypotheses) else 0.0
+    """Exact-match accuracy (by value) in [0, 100]."""
+    return corpus_answer_metric("exact_match", hypotheses, references)
 
 
 def perplexity(total_nll: float, num_tokens: int) -> float:
@@ -159,14 +174,15 @@ def perplexity(total_nll: float, num_tokens: int) -> float:
 
 
 def task_metric(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> float:
-    """The dev metric that selects checkpoints: `bleu`, `rouge2` or `exact_match`, scored as the task's tables are."""
+    """The dev metric that selects checkpoints: `bleu`, `rouge2` or an answer metric (strict_match,
+    flexible_extract, exact_match), scored as the task's tables are."""
     if name == "bleu":
         return corpus_bleu(hypotheses, references, scoring.bleu_tokenize)[0]
     if name == "rouge2":
         return corpus_rouge(hypotheses, references, scoring.rouge)["rouge2"]
-    if name == "exact_match":
-        return corpus_exact_match(hypotheses, references)
-    raise ValueError(f"unknown metric '{name}' (expected bleu, rouge2 or exact_match)")
+    if name in ANSWER_METRICS:
+        return corpus_answer_metric(name, hypotheses, references)
+    raise ValueError(f"unknown metric '{name}' (expected bleu, rouge2, {', '.join(ANSWER_METRICS)})")
 
 
 def sentence_rewards(name: str, hypotheses: Sequence[str], references: Sequence[str], scoring: Scoring = Scoring()) -> np.ndarray:
@@ -180,9 +196,9 @@ def sentence_rewards(name: str, hypotheses: Sequence[str], references: Sequence[
         return np.array([bleu_from_statistics(row, scoring.bleu_tokenize) for row in statistics]) / 100.0
     if name == "rouge2":
         return rouge_per_example(hypotheses, references, scoring.rouge)["rouge2"] / 100.0
-    if name == "exact_match":
-        return exact_match_per_example(hypotheses, references) / 100.0
-    raise ValueError(f"unknown task metric '{name}' (bleu, rouge2 or exact_match)")
+    if name in ANSWER_METRICS:
+        return answer_metric_per_example(name, hypotheses, references) / 100.0
+    raise ValueError(f"unknown task metric '{name}' (bleu, rouge2, {', '.join(ANSWER_METRICS)})")
 
 
 def _check_aligned(hypotheses: Sequence[str], references: Sequence[str]) -> None:

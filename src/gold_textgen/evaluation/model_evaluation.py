@@ -66,6 +66,7 @@ def evaluate_model(
             task["max_source_length"],
             run.sample,
             features=input_features(task["model"]),
+            stop_sequences=generation.get("stop_sequences", ()),
         )
         rows = [
             {"id": r["id"], "source": r["source"], "reference": r["target"], "hypothesis": h, "decoder": run.decoder}

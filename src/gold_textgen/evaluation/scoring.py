@@ -74,7 +74,8 @@ def score_generations(
     if scoring.translation_metrics:
         for name in ("chrf_pp", "ter"):
             scores[name], scores[f"{name}_signature"] = sacrebleu_statistics.corpus_score(name, hypotheses, references)
-    scores["exact_match"] = metrics.corpus_exact_match(hypotheses, references)
+    for name in metrics.ANSWER_METRICS:  # final answers (GSM8K): lm-eval's two scores and the value comparison
+        scores[name] = metrics.corpus_answer_metric(name, hypotheses, references)
     scores.update(rouge, rouge_variant=scoring.rouge)
     if nll_table is not None:
         scores.update(nll_summary(nll_table, unk_token_id))

@@ -29,6 +29,7 @@ from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
 from ..evaluation import metrics
 from ..evaluation.decoding import apply_length_settings
+from ..evaluation.final_answer import truncated_at_stop
 from ..models.copy_slots import copy_slots
 from ..models.position_limit import check_position_limit
 from ..models.transformer import count_parameters
@@ -140,9 +141,10 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
     return Seq2SeqTrainingArguments(**(values | overrides))
 
 
-def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring: metrics.Scoring):
+def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring: metrics.Scoring, stop_sequences=()):
     """Decode generated ids and labels, then score them with the task metric. A copy model's placeholders
-    become one-word stand-ins on both sides (the Trainer hands over ids without their sources)."""
+    become one-word stand-ins on both sides (the Trainer hands over ids without their sources); outputs end
+    before the first stop sequence, as the evaluation's do."""
     copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
 
     def decode(ids: np.ndarray) -> list[str]:
@@ -150,7 +152,8 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring:
         return texts if copying is None else [copying.restore(text, None) for text in texts]
 
     def compute(prediction) -> dict[str, float]:
-        hypotheses, references = decode(prediction.predictions), decode(prediction.label_ids)
+        hypotheses = [truncated_at_stop(text, stop_sequences) for text in decode(prediction.predictions)]
+        references = decode(prediction.label_ids)
         return {metric: metrics.task_metric(metric, hypotheses, references, scoring)}
 
     return compute
@@ -245,7 +248,9 @@ def build_trainer(
         train_dataset=train_set,
         eval_dataset=valid_set,
         processing_class=tokenizer,
-        compute_metrics=compute_metrics_fn(tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task)),
+        compute_metrics=compute_metrics_fn(
+            tokenizer, job.task["metric"], metrics.Scoring.of_task(job.task), job.task["generation"].get("stop_sequences", ())
+        ),
         callbacks=[
             DivergenceGuard(settings),
             *early_stopping(settings),
