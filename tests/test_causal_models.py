@@ -6,13 +6,14 @@ prompt + completion sequence at a time, without the wrapper."""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
 import torch
 from settings import demo_spec, objective_settings
 from test_gold_trainer import make_trainer
-from transformers import AutoModelForSeq2SeqLM, DataCollatorForSeq2Seq, GenerationConfig
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, GenerationConfig
 
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
@@ -192,3 +193,32 @@ def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path,
     finally:
         model.zero_grad()
         model.eval()
+
+
+def test_a_left_padding_tokenizer_gives_the_same_losses_nll_and_generations(setup, tmp_path):
+    """Llama-, Gemma- and Cohere-family tokenizers pad on the left by default: the project loads every
+    tokenizer padding on the right, and the model takes prompts padded either way to the same logits."""
+    records, tokenizer, model, encoded = setup
+    tokenizer.save_pretrained(tmp_path / "left")
+    config = tmp_path / "left" / "tokenizer_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "padding_side": "left"}))
+    assert AutoTokenizer.from_pretrained(tmp_path / "left").padding_side == "left"  # its own default
+    loaded = load_tokenizer(tmp_path / "left")
+    assert loaded.padding_side == "right"
+    right = DataCollatorForSeq2Seq(loaded, model=model)(encoded)
+    loaded.padding_side = "left"  # as the tokenizer would pad if left to itself
+    left = DataCollatorForSeq2Seq(loaded, model=model)([{k: v for k, v in e.items() if k != "labels"} for e in encoded])
+    assert not torch.equal(left["input_ids"], right["input_ids"])  # the prompts really are padded differently
+    with torch.no_grad():
+        by_right = model(input_ids=right["input_ids"], attention_mask=right["attention_mask"], labels=right["labels"]).logits
+        by_left = model(input_ids=left["input_ids"], attention_mask=left["attention_mask"], labels=right["labels"]).logits
+    assert torch.allclose(by_left, by_right, atol=1e-5)
+    search = GenerationConfig(max_length=LENGTH + 2, min_length=1, num_beams=1, do_sample=False)
+    with torch.no_grad():
+        generated_left = model.generate(left["input_ids"], left["attention_mask"], generation_config=search)
+        generated_right = model.generate(right["input_ids"], right["attention_mask"], generation_config=search)
+    assert torch.equal(generated_left, generated_right)
+    loaded.padding_side = "right"
+    assert token_nll_table(model, loaded, records, LENGTH, LENGTH, batch_size=5).equals(
+        token_nll_table(model, tokenizer, records, LENGTH, LENGTH, batch_size=5)
+    )

@@ -93,3 +93,34 @@ def test_top_k_changes_what_sampling_produces(tokenizer):
     wide = generation_config(model, GENERATION, {"do_sample": True, "top_k": 0})
     assert generate_texts(model, tokenizer, as_records(WORDS[:6]), top1, 8, 16, sample_seed=3) == greedy
     assert any(generate_texts(model, tokenizer, as_records(WORDS[:6]), wide, 8, 16, sample_seed=seed) != greedy for seed in range(3))
+
+
+def hub_like(model, **settings):
+    """`model` with a generation_config.json as a hub model ships it (Qwen3's sampling recipe, BART's early stop)."""
+    for key, value in settings.items():
+        setattr(model.generation_config, key, value)
+    return model
+
+
+def test_a_hub_generation_config_never_changes_a_decoder(tokenizer):
+    """Decoding settings come from the experiment's config alone: a hub model's temperature 0.6, top-p 0.95,
+    top-k 20 and early stop leave temperature-1 sampling, greedy and beam search as the config asks."""
+    torch.manual_seed(0)
+    plain = build_scratch_model(TINY_MODEL, tokenizer)
+    hub = hub_like(build_scratch_model(TINY_MODEL, tokenizer), do_sample=True, temperature=0.6, top_p=0.95, top_k=20)
+    hub.load_state_dict(plain.state_dict())
+    hub.generation_config.repetition_penalty = 1.3
+    sampling = generation_config(hub, GENERATION, {"do_sample": True})
+    assert (sampling.top_k, sampling.top_p, sampling.temperature, sampling.repetition_penalty) == (0, 1.0, 1.0, 1.0)
+    greedy = generation_config(hub, GENERATION, {"num_beams": 1})
+    assert greedy.do_sample is False and greedy.repetition_penalty == 1.0
+    beam = generation_config(hub_like(hub, early_stopping=True), GENERATION, {"num_beams": 3})
+    assert beam.early_stopping is False
+    assert generation_config(hub, GENERATION, {"num_beams": 3, "early_stopping": True}).early_stopping is True
+    records = as_records(["w1 w2 w3", "w4 w5 w6 w7", "w8"])
+    for decoder in ({"do_sample": True}, {"num_beams": 1}, {"num_beams": 3}):
+        outputs = [
+            generate_texts(model, tokenizer, records, generation_config(model, GENERATION, decoder), 2, 8, sample_seed=1)
+            for model in (plain, hub)
+        ]
+        assert outputs[0] == outputs[1], decoder

@@ -85,5 +85,11 @@ def training_texts(records: list[dict]) -> Iterable[str]:
 
 
 def load_tokenizer(path: str | Path, revision: str | None = None) -> PreTrainedTokenizerBase:
-    """A tokenizer saved by this project or a pretrained model's own; remote code is never run."""
-    return AutoTokenizer.from_pretrained(str(path), revision=revision, trust_remote_code=False)
+    """A tokenizer saved by this project or a pretrained model's own; remote code is never run. It pads on
+    the right whatever its own default (Llama-, Gemma- and Cohere-family tokenizers pad on the left): the
+    batches of training, token NLL and the reward cache align labels and rewards from the left; a causal
+    model's prompts are moved to the right end for generation wherever they were padded
+    (models/prompt_completion.py)."""
+    tokenizer = AutoTokenizer.from_pretrained(str(path), revision=revision, trust_remote_code=False)
+    tokenizer.padding_side = "right"
+    return tokenizer

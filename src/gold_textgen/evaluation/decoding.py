@@ -40,23 +40,43 @@ def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
     config.no_repeat_ngram_size = generation["no_repeat_ngram_size"]
 
 
+# A model's token conventions, kept from its own generation config (BART forces <s> first and </s> last,
+# as fairseq's BART does); everything else about a search comes from the experiment's config.
+TOKEN_KEYS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "forced_bos_token_id", "forced_eos_token_id")
+# The search settings a decoder may leave unset, at their neutral values: transformers' generate() fills an
+# unset (None) field from the model's generation_config.json (a hub model's: Qwen3 samples at temperature
+# 0.6, top-p 0.95, top-k 20; BART's beams stop early) and then from its own defaults (top-k 50), so
+# sampling "at temperature 1" would silently be top-k 50 sampling, or the hub's recipe. transformers
+# refuses sampling settings in a config that does not sample, so those are set for sampling decoders only.
+NEUTRAL = {"num_beams": 1, "do_sample": False, "repetition_penalty": 1.0, "num_return_sequences": 1}
+NEUTRAL_SAMPLING = {"top_k": 0, "top_p": 1.0, "temperature": 1.0, "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0}
+
+
+def clean_generation_config(model: PreTrainedModel) -> GenerationConfig:
+    """A generation config with the model's token conventions and neutral search settings, nothing else."""
+    own = model.generation_config
+    tokens = {key: getattr(own, key) for key in TOKEN_KEYS if getattr(own, key, None) is not None}
+    return GenerationConfig(**tokens, **NEUTRAL)
+
+
 def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -> GenerationConfig:
-    """The model's generation config with the task's length settings and the decoder's search settings;
-    a decoder's own length settings (a task's `decoder_overrides`) replace the task's for it. `generation`
-    may leave out the length penalty (a training job's view has none: it samples, and only a beam reads it)."""
-    config = GenerationConfig.from_dict(model.generation_config.to_dict())
+    """A generation config from the experiment's config alone: the model's token conventions, the task's
+    length settings and the decoder's search settings, every other setting neutral (never the model's
+    generation_config.json); a decoder's own length settings (a task's `decoder_overrides`) replace the
+    task's for it. `generation` may leave out the length penalty (a training job's view has none: it
+    samples, and only a beam reads it)."""
+    config = clean_generation_config(model)
     generation = {**generation, **{key: decoder[key] for key in DECODER_LENGTH_KEYS if key in decoder}}
     apply_length_settings(config, generation)
     if "length_penalty" in generation:
         config.length_penalty = generation["length_penalty"]
-    if "early_stopping" in decoder:
-        config.early_stopping = decoder["early_stopping"]
     config.num_beams = decoder.get("num_beams", 1)
+    if config.num_beams > 1:
+        config.early_stopping = decoder.get("early_stopping", False)
     config.do_sample = decoder.get("do_sample", False)
-    for key in ("top_k", "top_p", "temperature"):
-        if key in decoder:
-            setattr(config, key, decoder[key])
-    config.num_return_sequences = 1
+    if config.do_sample:
+        for key, neutral in NEUTRAL_SAMPLING.items():
+            setattr(config, key, decoder.get(key, neutral))
     return config
 
 

@@ -43,14 +43,15 @@ class PromptCompletionConfig(PretrainedConfig):
 
 
 def left_aligned(input_ids: torch.Tensor, attention_mask: torch.Tensor | None, pad_token_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded prompts [B, S] moved to the right end of their row (padding first), with their mask."""
+    """Padded prompts [B, S] moved to the right end of their row (padding first), with their mask, however
+    they came padded (right, as this project's collators pad, or left, as Llama-family tokenizers do): a
+    stable sort of each row by its mask puts the padding first and keeps the tokens in order."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
-    shift = (input_ids.shape[1] - attention_mask.sum(dim=1)).unsqueeze(1)  # each row's padding
-    columns = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
-    mask = columns >= shift
-    ids = input_ids.gather(1, (columns - shift).clamp_min(0)).masked_fill(~mask, pad_token_id)
-    return ids, mask.long()
+    order = torch.sort(attention_mask.long(), dim=1, stable=True).indices
+    mask = attention_mask.long().gather(1, order)
+    ids = input_ids.gather(1, order).masked_fill(mask == 0, pad_token_id)
+    return ids, mask
 
 
 class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):

@@ -28,7 +28,7 @@ from ..data.copy_vocabulary import CopyVocabulary
 from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
 from ..evaluation import metrics
-from ..evaluation.decoding import apply_length_settings
+from ..evaluation.decoding import apply_length_settings, clean_generation_config
 from ..evaluation.final_answer import truncated_at_stop
 from ..models.copy_slots import copy_slots
 from ..models.position_limit import check_position_limit
@@ -164,11 +164,13 @@ def configure_generation(model: PreTrainedModel, task: dict) -> None:
     test beam in configs/paper.yaml, as the authors validated) and the task's length settings, which must
     fit the model's position table (checked here, before any update)."""
     check_position_limit(model, task)
-    config = model.generation_config
+    model.generation_config = config = clean_generation_config(model)  # nothing from a hub's generation_config.json
     apply_length_settings(config, task["generation"])
     search = task["dev_search"]
     config.num_beams = search.get("num_beams", 1)
     config.length_penalty = search.get("length_penalty", 1.0)
+    if config.num_beams > 1:
+        config.early_stopping = search.get("early_stopping", False)
     config.do_sample = False
 
 
