@@ -1,11 +1,15 @@
-# Data: every task becomes results/data/{task}/{split}.jsonl, then a tokenizer for models built from scratch.
-# Archives (NQG, IWSLT14) are downloaded by a rule of their own, on the submitting host: cluster compute
-# nodes often have no internet, and a failed preparation then does not fetch the archive again.
+# Data: every task becomes results/<experiment>/data/{task}/{split}.jsonl, then a tokenizer for models built
+# from scratch. Archives (NQG, IWSLT14) are downloaded by a rule of their own, on the submitting host: cluster
+# compute nodes often have no internet, and a failed preparation then does not fetch the archive again. The
+# test split and the data checks are light (one split; reading the prepared files): they run there too,
+# instead of waiting in a cluster's queue.
 
 
 localrules:
     download_source,
     fetch,
+    prepare_test_split,
+    verify_dataset,
 
 
 # Everything that needs the internet, for a login node before the cluster run: the archives of the
