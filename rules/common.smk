@@ -121,6 +121,9 @@ def path(template, **values):
     return template.format_map(_KeepWildcards(values))
 
 
+gold_code_identity.use_cache(gold_code_identity.default_cache_file())
+
+
 def code_version(script, *modules):
     """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
     reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py).

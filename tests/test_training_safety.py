@@ -63,25 +63,42 @@ def test_a_learning_rate_far_too_high_is_caught(tiny_data, tmp_path):
         train_mle(job)
 
 
-class RecordCheckpoints(TrainerCallback):
-    """What the checkpoint folder holds after each save (callbacks after CheckpointCompletion see it)."""
+def test_old_checkpoints_are_removed_only_after_the_newest_is_complete(tiny_data, tmp_path, monkeypatch):
+    """Every deletion of an old checkpoint happens when the newest one is already marked complete: a job
+    killed in between must find a complete checkpoint to resume from, not an incomplete newest one and its
+    predecessor deleted (the Trainer's own rotation runs before the marker is written)."""
+    import transformers.trainer_utils
 
-    def __init__(self):
-        self.seen = []
+    deleted, incomplete_at_deletion = [], []
+    remove = transformers.trainer_utils.shutil.rmtree
+
+    def checked_remove(path, *args, **kwargs):
+        folder = Path(path).parent
+        newest = max(folder.glob("checkpoint-*"), key=lambda checkpoint: int(checkpoint.name.split("-")[1]))
+        if not (newest / COMPLETE_FILE).exists():
+            incomplete_at_deletion.append((Path(path).name, newest.name))
+        deleted.append(Path(path).name)
+        return remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.trainer_utils.shutil, "rmtree", checked_remove)
+    job = mle_job(tiny_data, tmp_path, max_steps=8, eval_steps=2, early_stopping_patience=None)
+    job.callbacks = (CrashAfterSave(8),)
+    with pytest.raises(RuntimeError, match="killed after checkpoint-8"):
+        train_mle(job)
+    assert deleted and not incomplete_at_deletion, incomplete_at_deletion
+    kept = sorted((tmp_path / "ckpt").glob("checkpoint-*"))
+    assert len(kept) <= 2 and all((checkpoint / COMPLETE_FILE).exists() for checkpoint in kept)
+
+
+class CrashAfterSave(TrainerCallback):
+    """Ends the job right after checkpoint `step` is saved (its rotation done), as a kill would."""
+
+    def __init__(self, step: int):
+        self.step = step
 
     def on_save(self, args, state, control, **kwargs):
-        folder = Path(args.output_dir)
-        self.seen.append(sorted((path.name, (path / COMPLETE_FILE).exists()) for path in folder.glob("checkpoint-*")))
-
-
-def test_old_checkpoints_are_removed_only_after_the_newest_is_complete(tiny_data, tmp_path):
-    job = mle_job(tiny_data, tmp_path, max_steps=8, eval_steps=2, early_stopping_patience=None)
-    recorder = RecordCheckpoints()
-    job.callbacks = (recorder,)
-    train_mle(job)
-    for seen in recorder.seen:
-        assert all(complete for _, complete in seen) and len(seen) <= 2  # the best and the newest, both complete
-    assert len(recorder.seen) == 4 and recorder.seen[-1][-1][0] == "checkpoint-8"
+        if state.global_step == self.step:
+            raise RuntimeError(f"killed after checkpoint-{self.step}")
 
 
 def test_a_pretrained_models_position_table_is_checked_before_training(tiny_data, tmp_path):

@@ -18,6 +18,8 @@ import ast
 import functools
 import hashlib
 import io
+import json
+import os
 import tokenize
 from pathlib import Path
 
@@ -95,12 +97,60 @@ def _with_parents(module: str) -> list[str]:
     return [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
 
 
+# A record of each file's digest and imports under its path, size and modification time, so that planning
+# a workflow reads and tokenises only the files that changed since (use_cache; the workflow keeps it in the
+# user's cache folder, shared by every working directory). Without it every file is read.
+_cache: dict | None = None
+_cache_path: Path | None = None
+
+
+def default_cache_file() -> Path:
+    """$XDG_CACHE_HOME/gold-textgen/code_identity.json (~/.cache/... when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "gold-textgen" / "code_identity.json"
+
+
+def use_cache(path: str | Path) -> None:
+    """Keep the files' digests in `path` between processes (a JSON file, rewritten when it grows)."""
+    global _cache, _cache_path
+    _cache_path = Path(path)
+    try:
+        _cache = json.loads(_cache_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        _cache = {}
+
+
 @functools.cache
-def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
-    """(behaviour text, imported modules) of one module, read once per process."""
-    file = module_file(module, root)
+def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozenset[str]]:
+    """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
+    key = f"{file.resolve()}|{module}|{root.resolve()}"
+    stat = file.stat()
+    stamp = [stat.st_mtime_ns, stat.st_size]
+    entry = _cache.get(key) if _cache is not None else None
+    if entry and entry["stamp"] == stamp:
+        return entry["digest"], frozenset(entry["imports"])
     source = file.read_text(encoding="utf-8")
-    return behaviour_text(source), frozenset(imported_modules(source, module, file, root))
+    digest = hashlib.sha256(behaviour_text(source).encode()).hexdigest()
+    imports = frozenset(imported_modules(source, module, file if module else None, root))
+    if _cache is not None and _cache_path is not None:
+        _cache[key] = {"stamp": stamp, "digest": digest, "imports": sorted(imports)}
+        _save_cache()
+    return digest, imports
+
+
+def _save_cache() -> None:
+    """Replace the cache file (no fsync: a cache lost in a crash is rebuilt; a damaged one is ignored)."""
+    partial = _cache_path.with_name(f".{_cache_path.name}.{os.getpid()}.tmp")
+    try:
+        _cache_path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(_cache), encoding="utf-8")
+        os.replace(partial, _cache_path)
+    except OSError:  # a read-only home: the digests are worked out each time instead
+        pass
+
+
+def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
+    return _file_facts(module_file(module, root), module, root)
 
 
 def module_closure(entries: set[str], root: Path) -> list[str]:
@@ -122,9 +172,9 @@ def script_code_version(script: Path, root: Path | None = None, extra_modules: t
     """The code identity of a workflow step: `script` (a workflow_scripts/ adapter) and the modules it runs,
     plus `extra_modules` it reaches by name (training.launch dispatches "mle" and "fine_tune" this way)."""
     root = root or package_root()
-    source = script.read_text(encoding="utf-8")
-    modules = module_closure(imported_modules(source, None, None, root) | set(extra_modules), root)
-    digest = hashlib.sha256(behaviour_text(source).encode())
+    script_digest, script_imports = _file_facts(script, None, root)
+    modules = module_closure(set(script_imports) | set(extra_modules), root)
+    digest = hashlib.sha256(script_digest.encode())
     for module in modules:
         digest.update(b"\0" + module.encode() + b"\0" + _module_facts(module, root)[0].encode())
     return digest.hexdigest()[:16]
