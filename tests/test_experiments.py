@@ -3,6 +3,7 @@ extend their base on purpose; results/index lists them; the real-language config
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -80,9 +81,13 @@ def planned_outputs(configs: list[str], workdir: Path) -> set[str]:
 
 
 def experiment_of(configs: list[str]) -> dict:
-    return validate_config(merge_layers(config_layers(REPO / "config.yaml", [REPO / name for name in configs if name != "config.yaml"])))[
-        "experiment"
-    ]
+    return _experiment_of(tuple(configs))
+
+
+@functools.cache
+def _experiment_of(configs: tuple[str, ...]) -> dict:
+    overlays = [REPO / name for name in configs if name != "config.yaml"]
+    return validate_config(merge_layers(config_layers(REPO / "config.yaml", overlays)))["experiment"]
 
 
 @pytest.fixture(scope="module")
