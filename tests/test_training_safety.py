@@ -10,6 +10,7 @@ import pytest
 import torch
 from conftest import REPO, tiny_task
 from settings import TINY_MODEL
+from test_training import CrashAfterCheckpoint
 from transformers import TrainerCallback
 
 from gold_textgen.training.checkpoints import COMPLETE_FILE
@@ -82,23 +83,12 @@ def test_old_checkpoints_are_removed_only_after_the_newest_is_complete(tiny_data
 
     monkeypatch.setattr(transformers.trainer_utils.shutil, "rmtree", checked_remove)
     job = mle_job(tiny_data, tmp_path, max_steps=8, eval_steps=2, early_stopping_patience=None)
-    job.callbacks = (CrashAfterSave(8),)
+    job.callbacks = (CrashAfterCheckpoint(8),)  # a kill right after checkpoint-8 and its rotation
     with pytest.raises(RuntimeError, match="killed after checkpoint-8"):
         train_mle(job)
     assert deleted and not incomplete_at_deletion, incomplete_at_deletion
     kept = sorted((tmp_path / "ckpt").glob("checkpoint-*"))
     assert len(kept) <= 2 and all((checkpoint / COMPLETE_FILE).exists() for checkpoint in kept)
-
-
-class CrashAfterSave(TrainerCallback):
-    """Ends the job right after checkpoint `step` is saved (its rotation done), as a kill would."""
-
-    def __init__(self, step: int):
-        self.step = step
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise RuntimeError(f"killed after checkpoint-{self.step}")
 
 
 def test_a_pretrained_models_position_table_is_checked_before_training(tiny_data, tmp_path):
