@@ -179,15 +179,16 @@ onsuccess:
     ):
         logger.warning(f"WARNING: {message}")
     # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py).
+    code = workflow_code()
     gold_experiment_index.record_run(
         RESULTS,
         EXPERIMENT["name"],
         EXPERIMENT["extends"],
         [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
-        workflow_code(),
+        code,
         complete=all(Path(output).exists() for output in final_outputs(None)),
     )
-    gold_experiment_index.write_index("results", workflow_code())
+    gold_experiment_index.write_index("results", code)
 
 
 # `snakemake --report`: the report's front page (and the terminal) say whether every result it shows is
