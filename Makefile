@@ -31,12 +31,13 @@ demo: setup
 	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
-# the smoke run built once for all of them (tests/conftest.py). Three workers on two cores, because the
-# SLURM tests spend most of their time waiting for the scheduler while the others compute.
+# the longest files handed out first and the smoke run built once for all of them (tests/conftest.py).
+# Three workers on two cores, because the SLURM tests spend most of their time waiting for the scheduler
+# while the others compute.
 TEST_WORKERS ?= 3
 
 test: setup lint
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).

@@ -34,6 +34,35 @@ torch.set_num_threads(1)
 freeze_imported_objects()
 
 
+# The order in which pytest-xdist hands the test files to its workers (Makefile: `--dist loadfile
+# --no-loadscope-reorder`): the longest first, so that no worker picks up a long file when the others are
+# done; the smoke run's first user first (it builds the run the files after it wait for); the short files
+# last, in collection order, to fill the gaps.
+LONGEST_FIRST = (
+    "test_smoke_outputs.py",
+    "slurm/test_slurm.py",
+    "test_resume.py",
+    "test_standard_models_workflow.py",
+    "test_report.py",
+    "test_rebuilds.py",
+    "test_causal_workflow.py",
+    "test_reproducibility.py",
+    "test_workflow_experiments.py",
+    "test_local_example.py",
+    "test_workflow_code_identity.py",
+    "test_workflow.py",
+    "test_training.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.relative_to(REPO / "tests").as_posix()
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each file's tests keep their order
+
+
 def run_snakemake(
     workdir: Path, *args: str, timeout: int = 900, check: bool = True, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess:

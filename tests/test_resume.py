@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -20,6 +21,14 @@ pytestmark = pytest.mark.workflow
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> Path:
     return long_mle_config(tmp_path_factory.mktemp("resume"))
+
+
+def with_prepared_data(reference: Path, workdir: Path) -> Path:
+    """`workdir` holding the reference run's data, tokenizer and Snakemake records but no model: the
+    driver started there runs the training job alone (the data jobs are not what these tests stop)."""
+    kept = shutil.ignore_patterns("models", "checkpoints", "runs", "train_mle", "locks", "incomplete")
+    shutil.copytree(reference, workdir, symlinks=True, ignore=kept)
+    return workdir
 
 
 def kill_after_checkpoint(workdir: Path, config: Path, step: int) -> None:
@@ -60,7 +69,7 @@ def assert_resumed_to_the_uninterrupted_model(resumed_dir: Path, reference: Path
 
 
 def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, reference, tmp_path):
-    interrupted = tmp_path / "interrupted"
+    interrupted = with_prepared_data(reference, tmp_path / "interrupted")
     kill_after_checkpoint(interrupted, config, step=40)
     assert not (interrupted / MODEL).exists()  # the model folder is written only at the end
     run_snakemake(interrupted, "--unlock", "--configfile", str(config))  # a killed driver leaves its lock
@@ -73,7 +82,7 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, refere
 
 def test_ctrl_c_stops_the_driver_and_its_jobs_now_and_a_restart_resumes(config, reference, tmp_path):
     """Ctrl-C in a terminal sends SIGINT to the foreground process group: the driver and its jobs."""
-    workdir = tmp_path / "ctrl_c"
+    workdir = with_prepared_data(reference, tmp_path / "ctrl_c")
     process = start_driver(workdir, config)
     wait_for_checkpoint(process, workdir, step=40)
     os.killpg(process.pid, signal.SIGINT)
@@ -86,7 +95,7 @@ def test_ctrl_c_stops_the_driver_and_its_jobs_now_and_a_restart_resumes(config, 
 
 def test_sigterm_to_the_driver_lets_the_running_job_finish_first(config, reference, tmp_path):
     """`kill <driver>` (SIGTERM) is Snakemake's graceful stop: no new jobs, the running one ends normally."""
-    workdir = tmp_path / "sigterm"
+    workdir = with_prepared_data(reference, tmp_path / "sigterm")
     process = start_driver(workdir, config)
     wait_for_checkpoint(process, workdir, step=40)
     process.send_signal(signal.SIGTERM)
@@ -100,7 +109,7 @@ def test_sigterm_to_the_driver_lets_the_running_job_finish_first(config, referen
 def test_a_killed_job_fails_its_driver_and_a_restart_resumes(config, reference, tmp_path):
     """The training process alone SIGKILLed (the out-of-memory killer, a node failure): the driver reports
     the failed job and exits; the next run resumes from the last complete checkpoint."""
-    workdir = tmp_path / "job_killed"
+    workdir = with_prepared_data(reference, tmp_path / "job_killed")
     process = start_driver(workdir, config)
     wait_for_checkpoint(process, workdir, step=40)
     for pid in session_processes(process.pid):

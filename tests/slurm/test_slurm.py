@@ -79,12 +79,17 @@ def cancel_jobs_in(workdir: Path) -> None:
 # models end in the same scheduling round, which depends on timing, so the tests do not count on it.
 # Fine-tuning, reward caching and the CPU rules go out as jobs of their own.
 ARRAY_RULES = "train_mle,evaluate_test,evaluate_valid"
+SLURM_TARGETS = (
+    "results/smoke/models/demo/mle/seed2",
+    *(f"results/smoke/scores/demo/{objective}/seed1/test/greedy/sample0.json" for objective in ("mle", "gold_s")),
+)
 
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, tmp_path_factory):
-    """The smoke experiment cut to MLE and GOLD-s on seeds 1 and 2 without the decoding sweep (every kind
-    of job, few jobs) through SLURM, the rules above as job arrays."""
+    """The smoke experiment cut to MLE and GOLD-s on seeds 1 and 2 without the decoding sweep through
+    SLURM, the rules above as job arrays: both MLE models (an array), and GOLD-s and its test scores on
+    seed 1 (every kind of job, few jobs; the tables and figures are local rules)."""
     folder = tmp_path_factory.mktemp("slurm")
     config = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
     config["experiment"].update(objectives=["mle", "gold_s"], seeds=[1, 2], sweep_decoders=[])
@@ -93,7 +98,14 @@ def slurm_run(cluster, tmp_path_factory):
     try:
         profile = str(cluster_profile(folder, slurm_array_jobs=ARRAY_RULES, jobs=8))
         run_snakemake(
-            workdir, "--profile", profile, "--configfile", str(folder / "experiment.yaml"), timeout=1200, env={"CUDA_VISIBLE_DEVICES": None}
+            workdir,
+            "--profile",
+            profile,
+            *SLURM_TARGETS,
+            "--configfile",
+            str(folder / "experiment.yaml"),
+            timeout=1200,
+            env={"CUDA_VISIBLE_DEVICES": None},
         )
     finally:
         cancel_jobs_in(workdir)
