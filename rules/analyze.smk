@@ -13,7 +13,7 @@ localrules:
     training_curves,
 
 
-# snakemake --cores 1 results/figures/demo/nll_histogram.png
+# snakemake --cores 1 results/demo/figures/demo/nll_histogram.png
 rule nll_histogram:
     input:
         unpack(analysis_token_nll),
@@ -37,7 +37,7 @@ rule nll_histogram:
         "../workflow_scripts/nll_histogram.py"
 
 
-# snakemake --cores 1 results/figures/demo/nll_by_time_step.png
+# snakemake --cores 1 results/demo/figures/demo/nll_by_time_step.png
 rule nll_by_time_step:
     input:
         unpack(analysis_token_nll),
@@ -62,7 +62,7 @@ rule nll_by_time_step:
         "../workflow_scripts/nll_by_time_step.py"
 
 
-# snakemake --cores 1 results/figures/demo/exposure_bias.png
+# snakemake --cores 1 results/demo/figures/demo/exposure_bias.png
 rule exposure_bias:
     input:
         unpack(analysis_generations),
@@ -87,7 +87,7 @@ rule exposure_bias:
         "../workflow_scripts/exposure_bias.py"
 
 
-# snakemake --cores 1 results/tables/demo/diversity.csv
+# snakemake --cores 1 results/demo/tables/demo/diversity.csv
 rule diversity:
     input:
         generations=diversity_generations,
@@ -114,7 +114,7 @@ rule diversity:
         "../workflow_scripts/diversity.py"
 
 
-# snakemake --cores 1 results/tables/demo/examples.md
+# snakemake --cores 1 results/demo/tables/demo/examples.md
 rule examples:
     input:
         unpack(analysis_generations),
@@ -140,7 +140,7 @@ rule examples:
         "../workflow_scripts/examples.py"
 
 
-# snakemake --cores 1 results/human_eval/demo/sheet.csv
+# snakemake --cores 1 results/demo/human_eval/demo/sheet.csv
 rule human_eval_sheet:
     input:
         unpack(pairwise_generations),
@@ -160,7 +160,7 @@ rule human_eval_sheet:
         "../workflow_scripts/human_eval_sheet.py"
 
 
-# snakemake --cores 1 results/figures/demo/training_curves.png
+# snakemake --cores 1 results/demo/figures/demo/training_curves.png
 rule training_curves:
     input:
         unpack(trained_models),

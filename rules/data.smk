@@ -20,7 +20,7 @@ rule fetch:
         fetch_inputs,
 
 
-# snakemake --cores 1 results/downloads/iwslt14/source_archive
+# snakemake --cores 1 results/paper/downloads/iwslt14/source_archive --configfile configs/paper.yaml
 # The URL and checksum are read from the config, not params: the archive is identified by its bytes, so
 # pinning the checksum after a first download (as its log suggests) fetches nothing and retrains nothing.
 # The workflow checks an existing archive against them when it starts (check_downloaded_archives).
@@ -39,7 +39,7 @@ rule download_source:
 
 # The training splits; their params are the source settings they read (training_source_settings), so a
 # test-only or verification setting never rewrites them, and so never retrains a model.
-# snakemake --cores 1 results/data/demo/train.jsonl
+# snakemake --cores 1 results/demo/data/demo/train.jsonl
 rule prepare_dataset:
     input:
         files=training_source_files,
@@ -67,7 +67,7 @@ rule prepare_dataset:
 
 # The test split, from the source settings it reads (all but the checks'): a setting only the test split
 # reads (the demo's num_test, a local test file) re-makes it and re-scores the models, and retrains nothing.
-# snakemake --cores 1 results/data/demo/test.jsonl
+# snakemake --cores 1 results/demo/data/demo/test.jsonl
 rule prepare_test_split:
     input:
         files=local_source_files,
@@ -96,7 +96,7 @@ rule prepare_test_split:
 # The checks of the whole data set: the archive against its checksum, pairs shared between splits
 # (source.max_split_overlap), the sizes the config expects. Its params are those settings alone, so
 # changing one reruns this job and nothing else.
-# snakemake --cores 1 results/data/demo/checks.json
+# snakemake --cores 1 results/demo/data/demo/checks.json
 rule verify_dataset:
     input:
         archive=source_archive,
@@ -118,7 +118,7 @@ rule verify_dataset:
         "../workflow_scripts/verify_dataset.py"
 
 
-# snakemake --cores 1 results/tokenizers/demo
+# snakemake --cores 1 results/demo/tokenizers/demo
 rule train_tokenizer:
     input:
         path(DATA, split="train"),

@@ -1,7 +1,7 @@
 # Evaluation: one job per model and split loads the model once, writes the teacher-forced token NLL of
 # the references, then decodes with every decoder and sampling run the split needs (evaluated_runs) and
 # scores each run. One rule per evaluated split, since each split has its own list of runs.
-# snakemake --cores 2 results/scores/demo/mle/seed1/test/greedy/sample0.json  (builds its model's job)
+# snakemake --cores 2 results/demo/scores/demo/mle/seed1/test/greedy/sample0.json  (builds its model's job)
 
 
 for split in EVALUATED_SPLITS:
@@ -50,7 +50,7 @@ rule unknown_run:
         ext="jsonl|json",
 
 
-# snakemake --cores 1 results/baselines/cnndm/lead3/test.json
+# snakemake --cores 1 results/paper/baselines/cnndm/lead3/test.json --configfile configs/paper.yaml
 rule lead3:
     input:
         DATA,

@@ -10,7 +10,7 @@ localrules:
     table4,
 
 
-# snakemake --cores 1 results/tables/main.csv
+# snakemake --cores 1 results/demo/tables/main.csv
 rule main_table:
     input:
         scores=main_table_scores,
@@ -38,7 +38,7 @@ rule main_table:
         "../workflow_scripts/main_table.py"
 
 
-# snakemake --cores all results/tables/table1_main.csv
+# snakemake --cores all results/demo/tables/table1_main.csv
 rule table1:
     input:
         scores=main_table_scores,
@@ -67,7 +67,7 @@ rule table1:
         "../workflow_scripts/table1.py"
 
 
-# snakemake --cores all results/tables/significance.csv   (each objective against MLE and the control)
+# snakemake --cores all results/demo/tables/significance.csv   (each objective against MLE and the control)
 rule significance:
     input:
         significance_generations,
@@ -98,7 +98,7 @@ rule significance:
         "../workflow_scripts/significance.py"
 
 
-# snakemake --cores all results/tables/table2_decoding.csv
+# snakemake --cores all results/demo/tables/table2_decoding.csv
 rule table2:
     input:
         scores=sweep_scores,
@@ -127,7 +127,7 @@ rule table2:
         "../workflow_scripts/table2.py"
 
 
-# snakemake --cores all results/tables/objectives.csv   (configs/objectives.yaml: GOLD beside its peers)
+# snakemake --cores all results/objectives/tables/objectives.csv --configfile configs/objectives.yaml   (GOLD beside its peers)
 rule objectives_table:
     input:
         scores=main_table_scores,
@@ -162,7 +162,7 @@ rule objectives_table:
         "../workflow_scripts/objectives_table.py"
 
 
-# snakemake --cores all results/tables/table4_on_policy.csv   (configs/on_policy.yaml)
+# snakemake --cores all results/on_policy/tables/table4_on_policy.csv --configfile configs/on_policy.yaml
 rule table4:
     input:
         scores=main_table_scores,
@@ -191,7 +191,7 @@ rule table4:
         "../workflow_scripts/table4.py"
 
 
-# snakemake --cores all results/tables/paper_comparison.csv
+# snakemake --cores all results/demo/tables/paper_comparison.csv
 rule paper_comparison:
     input:
         unpack(paper_comparison_inputs),

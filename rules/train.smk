@@ -3,7 +3,7 @@
 # Trainer checkpoints go to results/checkpoints/ (outside the declared output) so a restarted job resumes.
 
 
-# snakemake --cores 2 results/models/demo/mle/seed1
+# snakemake --cores 2 results/demo/models/demo/mle/seed1
 rule train_mle:
     input:
         train=path(DATA, split="train"),
@@ -31,7 +31,7 @@ rule train_mle:
         "../workflow_scripts/train_mle.py"
 
 
-# snakemake --cores 2 results/rewards/demo/seed1/train.parquet
+# snakemake --cores 2 results/demo/rewards/demo/seed1/train.parquet
 rule cache_rewards:
     input:
         model=path(MODEL, objective="mle"),
@@ -57,7 +57,7 @@ rule cache_rewards:
         "../workflow_scripts/token_nll.py"
 
 
-# snakemake --cores 2 results/models/demo/gold_s/seed1   (GOLD-s; likewise dft, tailr, ... with configs/objectives.yaml)
+# snakemake --cores 2 results/demo/models/demo/gold_s/seed1   (GOLD-s; likewise dft, tailr, ... with configs/objectives.yaml)
 rule fine_tune:
     input:
         train=path(DATA, split="train"),

@@ -13,10 +13,11 @@ import pytest
 import torch
 from settings import demo_spec, objective_settings
 from test_gold_trainer import make_trainer
+from tokenizers.processors import TemplateProcessing
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, GenerationConfig
 
 from gold_textgen.data.demo_task import generate_split
-from gold_textgen.data.seq2seq_batches import encode_records
+from gold_textgen.data.seq2seq_batches import encode_records, references_cut
 from gold_textgen.data.tokenization import load_tokenizer, train_tokenizer, training_texts
 from gold_textgen.evaluation.decoding import generate_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
@@ -222,3 +223,25 @@ def test_a_left_padding_tokenizer_gives_the_same_losses_nll_and_generations(setu
     assert token_nll_table(model, loaded, records, LENGTH, LENGTH, batch_size=5).equals(
         token_nll_table(model, tokenizer, records, LENGTH, LENGTH, batch_size=5)
     )
+
+
+def test_a_tokenizer_that_adds_bos_keeps_it_out_of_the_labels(setup):
+    """A Llama-family tokenizer puts BOS before every text: the prompt keeps it (the model was trained to
+    read it), the labels do not (the model would learn to emit BOS after the prompt). The labels, the
+    cut-reference count and the token table's tokens equal those of a tokenizer without BOS, and the
+    table's losses are the model's on the prompt with BOS and the labels without."""
+    records, tokenizer, model, encoded = setup
+    with_bos = copy.deepcopy(tokenizer)
+    start, end = tokenizer.bos_token_id, tokenizer.eos_token_id
+    with_bos._tokenizer.post_processor = TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", start), ("</s>", end)])
+    assert with_bos(text_target="a b")["input_ids"][0] == start  # it really adds one
+    causal = encode_records(records, with_bos, LENGTH, LENGTH, causal=True)
+    assert [e["labels"] for e in causal] == [e["labels"] for e in encoded]
+    assert all(e["input_ids"][0] == start for e in causal)
+    assert encode_records(records, with_bos, LENGTH, LENGTH)[0]["labels"][0] == start  # a seq2seq target keeps it (BART)
+    assert references_cut(records, with_bos, 4, causal=True) == references_cut(records, tokenizer, 4)
+    table = token_nll_table(model, with_bos, records, LENGTH, LENGTH, batch_size=5, causal=True)
+    plain = token_nll_table(model, tokenizer, records, LENGTH, LENGTH, batch_size=5)
+    assert table[["example", "position", "token_id"]].equals(plain[["example", "position", "token_id"]])
+    by_hand = np.concatenate([-completion_logprobs_by_hand(model, example).numpy() for example in causal])
+    assert np.allclose(table["nll"].to_numpy(), by_hand, atol=1e-5)

@@ -13,15 +13,18 @@ pytestmark = pytest.mark.workflow
 
 
 def test_same_config_and_seed_reproduce_identical_scores(tiny_run, tmp_path):
-    """A second, independent run of the same config and seed on CPU gives the very same numbers, for MLE
-    and for GOLD-s fine-tuned from it."""
-    objectives = ("mle", "gold_s")
-    targets = [f"results/smoke/scores/demo/{objective}/seed1/test/greedy/sample0.json" for objective in objectives]
-    run_snakemake(tmp_path, *targets, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
-    for objective, target in zip(objectives, targets, strict=True):
-        assert json.loads((tiny_run / target).read_text()) == json.loads((tmp_path / target).read_text()), objective
-        generations = f"results/smoke/generations/demo/{objective}/seed1/test/greedy/sample0.jsonl"
-        assert (tiny_run / generations).read_text() == (tmp_path / generations).read_text(), objective
+    """A second, independent run of the same config and seed on CPU gives the very same numbers: MLE's
+    test scores and generations, and the weights of MLE and of GOLD-s fine-tuned from it (its rewards,
+    lagged policy and updates; decoding a model twice is test_sampling_runs_differ_and_reproduce)."""
+    scores = "results/smoke/scores/demo/mle/seed1/test/greedy/sample0.json"
+    gold_s = "results/smoke/models/demo/gold_s/seed1"
+    run_snakemake(tmp_path, scores, gold_s, "--cores", "2", "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    assert json.loads((tiny_run / scores).read_text()) == json.loads((tmp_path / scores).read_text())
+    generations = "results/smoke/generations/demo/mle/seed1/test/greedy/sample0.jsonl"
+    assert (tiny_run / generations).read_text() == (tmp_path / generations).read_text()
+    for model in ("results/smoke/models/demo/mle/seed1", gold_s):
+        weights = f"{model}/model.safetensors"
+        assert (tiny_run / weights).read_bytes() == (tmp_path / weights).read_bytes(), model
 
 
 def test_sampling_runs_differ_and_reproduce(tiny_run, tmp_path):

@@ -25,17 +25,20 @@ def encode_records(
     max_source_length: int,
     max_target_length: int | None,
     features: Sequence[str] = (),
+    causal: bool = False,
 ) -> list[dict]:
     """Per record: input_ids, attention_mask, labels (reference tokens + EOS, truncated; left out when
     `max_target_length` is None), the `features`' tag ids and, with copy placeholders, the source's
-    out-of-vocabulary words (`oov_words`)."""
+    out-of-vocabulary words (`oov_words`). For a decoder-only model (`causal`) the labels never start
+    with BOS, though its tokenizer may add one to every text (Llama, Gemma): the completion follows the
+    prompt, whose BOS the model has read, and a model taught to emit BOS there would emit it at test time."""
     if not copy_slots(tokenizer) and not features:
         sources = tokenizer([r["source"] for r in records], max_length=max_source_length, truncation=True)
         encoded = [
             {"input_ids": ids, "attention_mask": mask} for ids, mask in zip(sources["input_ids"], sources["attention_mask"], strict=True)
         ]
         if max_target_length is not None:
-            targets = tokenizer(text_target=[r["target"] for r in records], max_length=max_target_length, truncation=True)["input_ids"]
+            targets = target_ids(tokenizer, [r["target"] for r in records], causal, max_target_length)
             for example, labels in zip(encoded, targets, strict=True):
                 example["labels"] = ending_with_eos(labels, tokenizer.eos_token_id, max_target_length)
         return encoded
@@ -53,12 +56,24 @@ def encode_records(
     return encoded
 
 
-def references_cut(records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_target_length: int) -> int:
+def target_ids(tokenizer: PreTrainedTokenizerBase, targets: list[str], causal: bool, max_length: int | None) -> list[list[int]]:
+    """The targets' token ids, cut at `max_length` (None: uncut); a decoder-only model's without the
+    BOS its tokenizer may put first (cut after it is dropped, so the limit counts completion tokens)."""
+    if not causal:
+        truncation = {"max_length": max_length, "truncation": True} if max_length is not None else {"truncation": False}
+        return tokenizer(text_target=targets, **truncation)["input_ids"]
+    encoded = tokenizer(text_target=targets, truncation=False)["input_ids"]
+    start = tokenizer.bos_token_id
+    uncut = [ids[1:] if start is not None and ids[:1] == [start] else ids for ids in encoded]
+    return [ids[:max_length] if max_length is not None else ids for ids in uncut]
+
+
+def references_cut(records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_target_length: int, causal: bool = False) -> int:
     """How many references are longer than `max_target_length` tokens (EOS included), so that training and
     the reward cache see them cut: a model that never sees a reference end learns to stop too early."""
     if copy_slots(tokenizer):  # one token per word, then EOS (copy_vocabulary.py)
         return sum(len(record["target"].split()) + 1 > max_target_length for record in records)
-    lengths = tokenizer(text_target=[record["target"] for record in records], truncation=False)["input_ids"]
+    lengths = target_ids(tokenizer, [record["target"] for record in records], causal, None)
     return sum(len(ids) + (ids[-1:] != [tokenizer.eos_token_id]) > max_target_length for ids in lengths)
 
 
@@ -77,11 +92,12 @@ def tokenize_records(
     max_target_length: int,
     features: Sequence[str] = (),
     keep_oov_words: bool = False,
+    causal: bool = False,
 ) -> datasets.Dataset:
     """A `datasets.Dataset` with input_ids, attention_mask, labels and the token features' columns; with
     `keep_oov_words` and copy placeholders, each source's unknown words too (`oov_words`: on-policy training
-    scores samples with the words they copied)."""
-    encoded = encode_records(records, tokenizer, max_source_length, max_target_length, features)
+    scores samples with the words they copied); `causal` as in encode_records."""
+    encoded = encode_records(records, tokenizer, max_source_length, max_target_length, features, causal)
     columns = ["input_ids", "attention_mask", "labels", *(FEATURE_COLUMNS[name] for name in features)]
     if keep_oov_words and copy_slots(tokenizer):
         columns.append(OOV_WORDS)

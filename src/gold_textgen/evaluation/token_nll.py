@@ -39,6 +39,7 @@ from ..data.tokenization import leading_target_specials, load_tokenizer
 from ..models.transformer import load_pretrained_model
 from ..workflow.files import atomic_open, read_jsonl
 from ..workflow.runtime import pick_device
+from ..workflow.views import is_causal
 
 log = logging.getLogger(__name__)
 COLUMNS = ("example", "position", "token_id", "nll", "correct")
@@ -55,11 +56,13 @@ def token_nll_table(
     batch_size: int,
     skip_leading: int = 0,
     features: Sequence[str] = (),
+    causal: bool = False,
 ) -> pd.DataFrame:
-    """The token table; the first `skip_leading` label positions of every reference are left out."""
+    """The token table; the first `skip_leading` label positions of every reference are left out (a
+    decoder-only model's labels hold no BOS: `causal`, data/seq2seq_batches.py)."""
     device = next(model.parameters()).device
     model.eval()
-    examples = tokenize_records(records, tokenizer, max_source_length, max_target_length, features)
+    examples = tokenize_records(records, tokenizer, max_source_length, max_target_length, features, causal=causal)
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     parts = []
     batches = list(length_sorted_batches([len(x) for x in examples["labels"]], batch_size))
@@ -99,12 +102,13 @@ def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: d
 
 def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
     """The token table of `records` under a loaded model, written to `output_path` (parquet)."""
-    skip = leading_target_specials(tokenizer) if positions == "scored" else 0
+    causal = is_causal(task["model"])
+    skip = leading_target_specials(tokenizer) if positions == "scored" and not causal else 0
     if skip:
         log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
     batch_size = task["generation"]["batch_size"]
     lengths = (task["max_source_length"], task["max_target_length"])
-    table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, input_features(task["model"]))
+    table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, input_features(task["model"]), causal)
     with atomic_open(output_path, "wb") as handle:
         table.to_parquet(handle, index=False)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))

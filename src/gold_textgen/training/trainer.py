@@ -36,6 +36,7 @@ from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
 from ..workflow.provenance import provenance
 from ..workflow.runtime import is_main_process, pick_device
+from ..workflow.views import is_causal
 from . import plateau_schedule as plateau
 from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 from .divergence import DivergenceGuard
@@ -180,7 +181,8 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
     lengths = (job.task["max_source_length"], job.task["max_target_length"])
     features = input_features(job.task["model"])
     records = read_jsonl(job.train_path)
-    cut = references_cut(records, tokenizer, job.task["max_target_length"])
+    causal = is_causal(job.task["model"])
+    cut = references_cut(records, tokenizer, job.task["max_target_length"], causal)
     log.log(
         logging.WARNING if cut else logging.INFO,
         "%d of %d training references (%.1f%%) are longer than max_target_length (%d tokens, EOS included) and are cut",
@@ -189,8 +191,8 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
         100 * cut / max(1, len(records)),
         job.task["max_target_length"],
     )
-    train_set = tokenize_records(records, tokenizer, *lengths, features, keep_oov_words)
-    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths, features)
+    train_set = tokenize_records(records, tokenizer, *lengths, features, keep_oov_words, causal)
+    valid_set = tokenize_records(read_jsonl(job.valid_path)[:eval_max_examples], tokenizer, *lengths, features, causal=causal)
     return train_set, valid_set
 
 
