@@ -33,16 +33,16 @@ def run_overlay(tmp_path: Path, overlay: dict, task: str) -> Path:
     return tmp_path
 
 
-def check_outputs(workdir: Path, task: str, architecture: str) -> None:
-    config = json.loads((workdir / "results" / "smoke" / "models" / task / "gold_s" / "seed1" / "config.json").read_text())
+def check_outputs(workdir: Path, task: str, architecture: str, objectives: tuple[str, ...] = ("mle", "gold_s")) -> None:
+    config = json.loads((workdir / "results" / "smoke" / "models" / task / objectives[-1] / "seed1" / "config.json").read_text())
     assert (config["model_type"], config["architecture"]) == ("gold_recurrent_seq2seq", architecture)
     table1 = pd.read_csv(workdir / "results" / "smoke" / "tables" / "table1_main.csv")
     rows = table1[(table1["task"] == task) & (table1["seed"] == "mean")]
-    assert set(rows["objective"]) == {"mle", "gold_s"} and set(rows["family"]) == {"recurrent"}
+    assert set(rows["objective"]) == set(objectives) and set(rows["family"]) == {"recurrent"}
     assert rows["perplexity"].between(1, 1e6).all()  # NLL over the extended vocabulary: finite
     table2 = pd.read_csv(workdir / "results" / "smoke" / "tables" / "table2_decoding.csv")
     assert set(table2.loc[table2["task"] == task, "decoder"]) == set(SWEEP)
-    generations = workdir / "results" / "smoke" / "generations" / task / "gold_s" / "seed1" / "valid" / "beam3" / "sample0.jsonl"
+    generations = workdir / "results" / "smoke" / "generations" / task / objectives[-1] / "seed1" / "valid" / "beam3" / "sample0.jsonl"
     rows = [json.loads(line) for line in generations.read_text().splitlines()]
     assert rows and not any("<copy_" in row["hypothesis"] for row in rows)  # placeholders come back as words
     assert (workdir / "results" / "smoke" / "figures" / task / "nll_histogram.png").read_bytes()[:4] == b"\x89PNG"
@@ -67,14 +67,15 @@ def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_p
     real["model"].update(TINY)
     schedule = {"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16}
     real["mle"].update(schedule)
-    real["gold"].update(schedule, sync_every=7)
+    # MLE alone: fine-tuning a recurrent copy model is the pointer-generator's test above; the words and
+    # features read here reach training, evaluation and every decoder through the MLE model.
     overlay = {
-        "experiment": {"tasks": ["nqg_real"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
-        "analysis": {"gold_objective": "gold_s"},
+        "experiment": {"tasks": ["nqg_real"], "objectives": ["mle"], "seeds": [1], "sweep_decoders": SWEEP},
+        "analysis": {"gold_objective": None},
         "tasks": {"nqg_real": real},
     }
     workdir = run_overlay(tmp_path, overlay, "nqg_real")
-    check_outputs(workdir, "nqg_real", "nqg_pp")
+    check_outputs(workdir, "nqg_real", "nqg_pp", objectives=("mle",))
     assert (workdir / "results" / "smoke" / "downloads" / "nqg_real" / "source_archive").read_bytes() == release.read_bytes()
     record = json.loads((workdir / "results" / "smoke" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
     assert sorted(record["token_features"]) == ["answer", "case", "ner", "pos"] and "<hl>" not in record["source"]

@@ -2,6 +2,7 @@
 
 import json
 import logging
+import math
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, tiny_task
 from settings import TINY_MODEL
-from transformers import TrainerCallback
+from transformers import AutoTokenizer, TrainerCallback
 
 from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
@@ -21,7 +22,7 @@ from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, C
 from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
-from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.training.trainer import TrainingJob, training_arguments
 from gold_textgen.workflow.files import read_json, write_jsonl
 from gold_textgen.workflow.schema import defaults
 from gold_textgen.workflow.views import training_view
@@ -149,6 +150,19 @@ def test_policy_gradient_updates_alternate_with_updates_on_the_references(gold_s
     assert sorted(logged) == list(range(1, 13))
     assert [step for step, entry in logged.items() if "mean_sample_reward" in entry] == list(range(2, 13, 2))
     assert all(0.0 <= logged[step]["mean_sample_reward"] <= 1.0 for step in range(2, 13, 2))
+    # TRL's token statistics, over the reference tokens of each update on the references
+    assert [step for step, entry in logged.items() if "entropy" in entry] == list(range(1, 13, 2))
+    vocabulary = len(AutoTokenizer.from_pretrained(mle.tokenizer_path))
+    for step in range(1, 13, 2):
+        assert 0.0 < logged[step]["entropy"] < math.log(vocabulary) and 0.0 <= logged[step]["mean_token_accuracy"] <= 1.0
+
+
+def test_mle_logs_tokens_entropy_and_accuracy_and_names_its_run(trained_mle):
+    mle, _ = trained_mle
+    logged = [entry for entry in json.loads((mle.output_dir / "log_history.json").read_text()) if "loss" in entry]
+    assert logged and all(entry["entropy"] > 0.0 and 0.0 <= entry["mean_token_accuracy"] <= 1.0 for entry in logged)
+    named = TrainingJob(**{**mle.__dict__, "run_name": "demo/mle/seed1"})
+    assert training_arguments(mle.task["mle"], named).run_name == "demo/mle/seed1"
 
 
 def test_gold_interrupted_three_times_ends_with_the_uninterrupted_model(gold_setup):

@@ -37,6 +37,7 @@ from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
+from .token_statistics import TokenStatistics
 
 log = logging.getLogger(__name__)
 LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
@@ -55,7 +56,7 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return clone
 
 
-class FineTuneTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """Seq2SeqTrainer whose training loss is a weighted NLL (GOLD's, or a peer objective's); evaluation is
     unchanged (dev metric by generation; the reported eval loss is the plain token-mean NLL)."""
 
@@ -139,6 +140,7 @@ class FineTuneTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, S
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
         self._track(parts, weights, returns, terms, batch.mask)
+        self.record_tokens(batch.logprobs.detach(), labels)
         return (loss, outputs) if return_outputs else loss
 
     def token_batch(self, model_inputs: dict, labels: torch.Tensor, outputs, cached: torch.Tensor | None) -> TokenBatch:

@@ -68,6 +68,8 @@ def rule_job(rule, objective: str, tokenizer_path: Path | None = None) -> Traini
         log_dir=Path(rule.params.run_dir),
         logger=rule.config["training_logger"],  # read here, not a param: changing it retrains nothing
         code_version=rule.params.get("code"),
+        run_name=f"{rule.wildcards.task}/{objective}/seed{rule.wildcards.seed}",
+        run_group=rule.config["experiment"].get("extends") or rule.config["experiment"]["name"],  # the models' owner
     )
 
 

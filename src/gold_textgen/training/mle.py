@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
 
 from ..data.seq2seq_batches import PaddedFieldsCollator
@@ -15,15 +16,24 @@ from ..workflow.runtime import seed_everything
 from .checkpoint_loading import KnownMissingKeys
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
+from .token_statistics import TokenStatistics
 from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
 
 log = logging.getLogger(__name__)
 
 
-class MleTrainer(PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+class MleTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py), no
-    warning for the weights a checkpoint never holds (checkpoint_loading.py), and FocusSeq2Seq's
-    halve-on-plateau schedule when asked for (plateau_schedule.py)."""
+    warning for the weights a checkpoint never holds (checkpoint_loading.py), FocusSeq2Seq's
+    halve-on-plateau schedule when asked for (plateau_schedule.py), and TRL's token statistics in its
+    log lines (token_statistics.py)."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.get("labels")  # the Trainer pops them when it smooths labels
+        loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
+        if model.training and labels is not None:
+            self.record_tokens(torch.log_softmax(outputs.logits.detach().float(), dim=-1), labels)
+        return (loss, outputs) if return_outputs else loss
 
 
 def train_mle(job: TrainingJob) -> dict:

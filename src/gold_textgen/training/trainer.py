@@ -61,6 +61,8 @@ class TrainingJob:
     log_dir: Path | None = None  # where the training logger writes (results/runs/{task}/{objective}/seed{seed})
     logger: str = "none"  # the Trainer's report_to: tensorboard, none, wandb, ...
     code_version: str | None = None  # digest of the code the job runs (the rule's `code` param), for provenance
+    run_name: str | None = None  # the run's name in W&B, MLflow, TensorBoard: task/objective/seed<n>
+    run_group: str | None = None  # the runs' group there: the experiment whose models these are
 
 
 def mixed_precision(precision: str, device_type: str) -> dict[str, bool]:
@@ -95,14 +97,24 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def name_in_trackers(job: TrainingJob) -> None:
+    """The experiment as the group of its runs in W&B and MLflow (whose callbacks read the environment),
+    unless the user's environment names one already; each job is its own process."""
+    if job.run_group:
+        os.environ.setdefault("WANDB_RUN_GROUP", job.run_group)
+        os.environ.setdefault("MLFLOW_EXPERIMENT_NAME", job.run_group)
+
+
 def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2SeqTrainingArguments:
     if job.logger == "tensorboard" and job.log_dir is not None:
         # transformers 5 takes TensorBoard's folder from the environment only; each job is its own process.
         os.environ["TENSORBOARD_LOGGING_DIR"] = str(job.log_dir)
+    name_in_trackers(job)
     metric = job.task["metric"]
     device = pick_device()
     values = dict(
         output_dir=str(job.checkpoint_dir),
+        run_name=job.run_name,
         seed=job.seed,
         data_seed=job.seed,
         learning_rate=settings["learning_rate"],
