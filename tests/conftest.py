@@ -10,6 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
+
+# The test workers and the workflow jobs they start share few cores: OpenMP threads that spin while they
+# wait for work (libgomp's default) burn the cores the other processes need. A two-thread training job
+# beside two busy processes used twice the CPU time of a one-thread job when spinning, a sixth more when its
+# threads sleep instead. Set before torch starts OpenMP; every job started from the tests inherits it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import torch
 import yaml
 from filelock import FileLock

@@ -27,12 +27,12 @@ import logging
 import torch
 from transformers import PreTrainedModel, Seq2SeqTrainer
 
-from ..objectives.gold import after_eos_term, delta_returns, per_token_rewards, windowed_returns
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.table import LOSSES, TokenBatch
-from ..objectives.weighted_nll import reference_logprobs, weighted_nll
+from ..objectives.weighted_nll import reference_logprobs
 from .checkpoint_loading import KnownMissingKeys
+from .objective_loss import objective_terms
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .plateau_schedule import PlateauScheduled
@@ -124,22 +124,12 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         self._move_helpers(labels.device)
         outputs = model(**model_inputs)
         batch = self.token_batch(model_inputs, labels, outputs, cached)
-        entry = LOSSES[self.gold.loss]
-        weights = entry.weights(batch, self.gold, self)
-        terms = None
-        if self.gold.uses_gold_returns:
-            terms = per_token_rewards(batch.mle.exp(), self.gold.reward, self.gold.floor, self.gold.baseline, self.gold.horizon)
-            past_eos = after_eos_term(self.gold.baseline, self.gold.horizon)
-            returns = windowed_returns(terms, batch.mask, self.gold.horizon, self.gold.gamma, past_eos)
-        else:
-            returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
-        parts = weighted_nll(batch.logprobs, labels, weights, returns, self.gold.label_smoothing)
-        extra = entry.extra(batch, self.gold) if entry.extra is not None else 0.0
-        normaliser = num_items_in_batch if num_items_in_batch is not None else parts.num_tokens
-        loss = (parts.loss_sum + extra + self.model_terms(model, outputs, batch.mask)) / normaliser
+        objective = objective_terms(batch, labels, self.gold, self)
+        normaliser = num_items_in_batch if num_items_in_batch is not None else objective.parts.num_tokens
+        loss = (objective.loss_sum + self.model_terms(model, outputs, batch.mask)) / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
-        self._track(parts, weights, returns, terms, batch.mask)
+        self._track(objective.parts, objective.weights, objective.returns, objective.terms, batch.mask)
         self.record_tokens(batch.logprobs.detach(), labels)
         return (loss, outputs) if return_outputs else loss
 

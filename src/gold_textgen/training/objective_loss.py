@@ -1,0 +1,42 @@
+"""One objective's loss on one batch of references, from what the batch offers (`TokenBatch`): the sum
+over its tokens that the workflow's trainer (fine_tune_trainer.py) and the library loss for any Trainer
+(trainer_losses.py) both divide by the reference tokens of the update. One function, so that the two
+cannot drift apart."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..objectives.gold import after_eos_term, delta_returns, per_token_rewards, windowed_returns
+from ..objectives.table import LOSSES, TokenBatch
+from ..objectives.weighted_nll import LossParts, weighted_nll
+from .objective_settings import ObjectiveSettings
+
+
+@dataclass
+class ObjectiveTerms:
+    loss_sum: torch.Tensor  # summed over the batch's reference tokens, with gradient
+    parts: LossParts  # the weighted NLL's sums (NLL, token count) for the log
+    weights: torch.Tensor  # [B, T] the loss's per-token weights (detached)
+    returns: torch.Tensor  # [B, T] GOLD's returns; ones for the other objectives
+    terms: torch.Tensor | None  # [B, T] GOLD-p/s's reward terms before the window sum; None otherwise
+
+
+def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: ObjectiveSettings, state: Any) -> ObjectiveTerms:
+    """The loss `settings.loss` on `batch` (`labels`: the reference ids, -100 where there is none);
+    `state` holds what a loss keeps across steps (loss truncation's cut-off: `state.truncation`)."""
+    entry = LOSSES[settings.loss]
+    weights = entry.weights(batch, settings, state)
+    terms = None
+    if settings.uses_gold_returns:
+        terms = per_token_rewards(batch.mle.exp(), settings.reward, settings.floor, settings.baseline, settings.horizon)
+        past_eos = after_eos_term(settings.baseline, settings.horizon)
+        returns = windowed_returns(terms, batch.mask, settings.horizon, settings.gamma, past_eos)
+    else:
+        returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
+    parts = weighted_nll(batch.logprobs, labels, weights, returns, settings.label_smoothing)
+    extra = entry.extra(batch, settings) if entry.extra is not None else 0.0
+    return ObjectiveTerms(parts.loss_sum + extra, parts, weights, returns, terms)
