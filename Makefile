@@ -39,10 +39,10 @@ TEST_WORKERS ?= 3
 test: setup lint
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-# The edit loop: unit tests only, no Snakemake runs (`workflow`/`slurm` markers), on two pytest workers
+# The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).
 test-fast: setup lint
-	$(BIN)/pytest -m "not workflow" -n 2
+	$(BIN)/pytest -m "not workflow and not trl" -n 2
 
 lint: setup
 	$(BIN)/ruff check .

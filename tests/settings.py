@@ -2,7 +2,7 @@
 
 from gold_textgen.data.demo_task import DemoTaskSpec
 from gold_textgen.training.objective_settings import ObjectiveSettings
-from gold_textgen.workflow.schema import defaults, load_schema
+from gold_textgen.workflow.schema import defaults
 
 # The smallest transformer the tests train: seconds on a CPU.
 TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
@@ -17,10 +17,7 @@ def demo_spec(**values) -> DemoTaskSpec:
 def objective_settings(**values) -> ObjectiveSettings:
     """A GOLD objective (`reward`, `min_weight`, ...) and the task's GOLD block (`sync_every`, ...), each with
     the schema's defaults except `values`."""
-    objective_keys = set(load_schema()["$defs"]["objective"]["properties"])
-    objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
-    block = defaults("gold", **{k: v for k, v in values.items() if k not in objective_keys})
-    return ObjectiveSettings.from_config({**block, **objective})
+    return ObjectiveSettings.with_defaults(**values)
 
 
 def tiny_recurrent(architecture: str, **values) -> dict:

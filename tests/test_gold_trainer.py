@@ -32,7 +32,7 @@ def setup():
     return records, tokenizer, model
 
 
-def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, reward_model=None, **args) -> FineTuneTrainer:
+def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, reward_model=None, truncation=None, **args) -> FineTuneTrainer:
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False, **args)
     collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     return FineTuneTrainer(
@@ -43,6 +43,7 @@ def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, rewa
         gold=gold,
         lagged_model=frozen_copy(model),
         reward_model=reward_model,
+        truncation=truncation,
     )
 
 

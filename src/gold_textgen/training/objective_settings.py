@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..workflow.schema import defaults, load_schema
 from ..workflow.views import uses_mle_rewards
 
 
@@ -54,6 +55,21 @@ class ObjectiveSettings:
         if missing:
             raise ValueError(f"objective settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
         return cls(**{name: values.get(name) for name in cls.__dataclass_fields__})
+
+    @classmethod
+    def with_defaults(cls, **values) -> ObjectiveSettings:
+        """An objective's settings (`loss`, `reward`, `min_weight`, ...) and those of the fine-tuning block
+        (`sync_every`, `label_smoothing`, ...), the schema's defaults for every one not given; checked as a
+        config is, so a misspelt or out-of-range setting is an error that names it."""
+        schema = load_schema()["$defs"]
+        objective_keys = set(schema["objective"]["properties"])
+        known = objective_keys | set(schema["gold"]["properties"]) | set(schema["optimization"]["properties"])  # gold: allOf optimization
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
+        objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
+        block = defaults("gold", **{k: v for k, v in values.items() if k not in objective_keys})
+        return cls.from_config({**block, **objective})
 
     @property
     def uses_lagged_policy(self) -> bool:

@@ -1,0 +1,162 @@
+"""The objectives as a loss for a plain transformers Trainer and TRL's SFTTrainer (training/trainer_losses.py):
+on the same batch, each equals the workflow trainer's loss (the causal model in the workflow's prompt ->
+completion contract there, a plain causal LM with TRL's label layout here), and a few SFTTrainer steps run,
+checkpoint and resume to the uninterrupted run's weights."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+from conftest import REPO
+from settings import demo_spec, objective_settings
+from test_causal_models import TINY_CAUSAL
+from test_gold_trainer import make_trainer
+from test_training import CrashAfterCheckpoint
+from transformers import DataCollatorForSeq2Seq
+
+from gold_textgen.data.demo_task import generate_split
+from gold_textgen.data.seq2seq_batches import encode_records
+from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.models.prompt_completion import build_causal_model
+from gold_textgen.objectives.loss_truncation import LossTruncation
+from gold_textgen.training.fine_tune_trainer import frozen_copy
+from gold_textgen.training.trainer_losses import ObjectiveLoss, frozen
+
+LENGTH = 10
+# Every objective of the shipped configs with its settings there, and plain NLL.
+SHIPPED = yaml.safe_load((REPO / "config.yaml").read_text())["tasks"]["demo"]["objectives"]
+SHIPPED |= yaml.safe_load((REPO / "configs" / "objectives.yaml").read_text())["tasks"]["demo"]["objectives"]
+OBJECTIVES = {"nll": {"loss": "nll"}, **SHIPPED}
+
+
+@pytest.fixture(scope="module")
+def setup():
+    torch.manual_seed(0)
+    records = generate_split(demo_spec(num_train=12, max_length=8), "train")
+    tokenizer = train_tokenizer(training_texts(records))
+    model = build_causal_model(TINY_CAUSAL, tokenizer)
+    return records, tokenizer, model
+
+
+def causal_batch(encoded: list[dict], pad_token_id: int) -> dict:
+    """Prompt and completion as one sequence, labels -100 on the prompt and the padding (TRL's layout)."""
+    width = max(len(e["input_ids"]) + len(e["labels"]) for e in encoded)
+    ids, mask, labels = [], [], []
+    for example in encoded:
+        sequence = example["input_ids"] + example["labels"]
+        padding = width - len(sequence)
+        ids.append(sequence + [pad_token_id] * padding)
+        mask.append([1] * len(sequence) + [0] * padding)
+        labels.append([-100] * len(example["input_ids"]) + example["labels"] + [-100] * padding)
+    return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, tmp_path, name):
+    records, tokenizer, start = setup
+    settings = {**OBJECTIVES[name], "rewards": "online"}
+    policy = copy.deepcopy(start)
+    reference = frozen_copy(start)  # the model fine-tuning starts from: rewards, ASFT's anchor
+    objective = objective_settings(**settings)
+    truncation = None
+    if objective.loss == "loss_truncation":
+        truncation = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
+    workflow = make_trainer(tmp_path, policy, tokenizer, objective, reward_model=reference, truncation=truncation)
+    with torch.no_grad():  # the policy moves away from pi_tilde and the reference, as after some updates
+        for parameter in policy.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    encoded = encode_records(records, tokenizer, LENGTH, LENGTH, causal=True)
+    seq2seq = DataCollatorForSeq2Seq(tokenizer, model=policy)(copy.deepcopy(encoded))
+    expected = workflow.compute_loss(policy.train(), seq2seq)
+
+    loss = ObjectiveLoss(**settings, reference_model=reference.language_model)
+    loss.lagged_model = frozen(copy.deepcopy(start.language_model))  # pi_tilde as the callback copies it at the start
+    language_model = policy.language_model
+    loss.attach(language_model)
+    batch = causal_batch(encoded, tokenizer.pad_token_id)
+    labels = batch.pop("labels")
+    value = loss(language_model(**batch), labels)
+    assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
+
+
+def test_settings_are_checked_and_a_missing_helper_is_named():
+    with pytest.raises(ValueError, match="rewrad"):
+        ObjectiveLoss("gold", rewrad="s")
+    with pytest.raises(ValueError, match="pass reference_model"):
+        ObjectiveLoss("gold", reward="s")
+    with pytest.raises(Exception, match="min_weight"):
+        ObjectiveLoss("gold", reward="delta", min_weight=-1.0)
+
+
+def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: ObjectiveLoss, callbacks=()):
+    from datasets import Dataset
+
+    trl = pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
+
+    encoded = encode_records(records, tokenizer, LENGTH, LENGTH, causal=True)
+    rows = [
+        {"input_ids": e["input_ids"] + e["labels"], "completion_mask": [0] * len(e["input_ids"]) + [1] * len(e["labels"])} for e in encoded
+    ]
+    config = trl.SFTConfig(
+        output_dir=str(output_dir),
+        max_steps=max_steps,
+        per_device_train_batch_size=4,
+        learning_rate=1e-3,
+        save_steps=3,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        seed=0,
+        data_seed=0,
+        dataloader_num_workers=0,
+        max_length=None,
+        completion_only_loss=True,
+    )
+    return trl.SFTTrainer(
+        model=model,
+        args=config,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        compute_loss_func=loss,
+        callbacks=[loss.callback(), *callbacks],
+    )
+
+
+@pytest.mark.trl
+def test_gold_s_trains_in_trls_sft_trainer_and_resumes_to_the_uninterrupted_weights(setup, tmp_path):
+    records, tokenizer, start = setup
+    gold_s = {**SHIPPED["gold_s"], "sync_every": 2}
+
+    def run(folder, resume=False, callbacks=()):
+        loss = ObjectiveLoss(**gold_s, reference_model=copy.deepcopy(start.language_model))
+        trainer = sft_trainer(copy.deepcopy(start.language_model), tokenizer, records, folder, 6, loss, callbacks)
+        trainer.train(resume_from_checkpoint=str(folder / "checkpoint-3") if resume else None)
+        return trainer
+
+    straight = run(tmp_path / "straight")
+    logged = [entry for entry in straight.state.log_history if "loss" in entry]
+    assert len(logged) == 6 and all(torch.isfinite(torch.tensor(entry["loss"])) for entry in logged)
+    assert (tmp_path / "straight" / "checkpoint-3" / "lagged_policy.safetensors").is_file()
+    with pytest.raises(RuntimeError, match="killed after checkpoint-3"):
+        run(tmp_path / "interrupted", callbacks=(CrashAfterCheckpoint(3),))
+    resumed = run(tmp_path / "interrupted", resume=True)
+    for a, b in zip(straight.model.state_dict().values(), resumed.model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    history = json.loads((tmp_path / "straight" / "checkpoint-6" / "trainer_state.json").read_text())["log_history"]
+    assert "mean_token_accuracy" in history[0] and "entropy" in history[0]  # TRL's own statistics, beside the loss
+
+
+@pytest.mark.trl
+def test_the_trl_example_runs(tmp_path):
+    """examples/trl_sft_gold.py as the README runs it, cut to a few updates."""
+    pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
+    command = [sys.executable, str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", str(tmp_path), "--examples", "64"]
+    result = subprocess.run([*command, "--sft-steps", "2", "--gold-steps", "3"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "GOLD-s update 3: loss" in result.stdout
