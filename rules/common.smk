@@ -9,7 +9,6 @@ from pathlib import Path
 import yaml
 
 try:
-    from gold_textgen.analysis import training_curves as gold_training_curves
     from gold_textgen.data import sources as gold_sources
     from gold_textgen.data.sources import download as gold_download
     from gold_textgen.data.records import SPLITS
@@ -167,7 +166,9 @@ def scores_written(task):
 
 onsuccess:
     # Runs the step cap stopped while they still improved, and references the tokenizer mostly cannot
-    # represent (a flattering perplexity), said once more where the user looks last.
+    # represent (a flattering perplexity), said once more where the user looks last. Imported here, not
+    # at the top: pandas and matplotlib would cost every start of the workflow half a second.
+    from gold_textgen.analysis import training_curves as gold_training_curves
     from gold_textgen.evaluation.scoring import unk_warnings_from_scores
 
     for message in gold_training_curves.warnings_from_summaries(

@@ -51,14 +51,15 @@ LONGEST_FIRST = (
     "test_resume.py",
     "test_standard_models_workflow.py",
     "test_report.py",
+    "test_local_example.py",
     "test_rebuilds.py",
+    "test_workflow_experiments.py",
     "test_causal_workflow.py",
     "test_reproducibility.py",
-    "test_workflow_experiments.py",
-    "test_local_example.py",
-    "test_workflow_code_identity.py",
     "test_workflow.py",
     "test_training.py",
+    "test_trainer_losses.py",
+    "test_workflow_code_identity.py",
 )
 
 
