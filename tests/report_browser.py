@@ -22,7 +22,7 @@ class Visit:
     console_errors: list[str] = field(default_factory=list)
 
 
-def browse_report(report: Path, screenshots: Path, pause: float = 0.5) -> Visit:
+def browse_report(report: Path, screenshots: Path, pause: float = 0.25) -> Visit:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
