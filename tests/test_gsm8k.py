@@ -5,9 +5,11 @@ the dev split carved from train, the prompt template, calculator annotations).""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gold_textgen.data.sources import load_source_splits
 from gold_textgen.data.sources.gsm8k import solution_text
@@ -75,3 +77,18 @@ def test_the_reader_carves_the_dev_split_from_train_and_fills_the_template():
     first = splits["test"][0]
     assert first["source"].startswith("Question: Natalia sold clips") and first["source"].endswith("\nAnswer:")
     assert first["target"].endswith("#### 72") and "<<" not in first["target"]
+
+
+def test_the_gsm8k_config_fine_tunes_the_base_model_three_epochs_and_stops_on_rises_above_the_dev_noise():
+    """configs/causal.yaml as its comments state it: the pretrained (-Base) model, not the chat model; SFT
+    for three epochs of the training problems; an early-stopping threshold of at least one standard error
+    of accuracy on the dev problems (at 40%), so noise alone does not count as a rise."""
+    task = yaml.safe_load((Path(__file__).resolve().parents[1] / "configs" / "causal.yaml").read_text())["tasks"]["gsm8k"]
+    assert task["model"]["name_or_path"].endswith("-Base")
+    sft = task["mle"]
+    epochs = sft["max_steps"] * sft["batch_size"] * sft["gradient_accumulation_steps"] / task["source"]["expected_sizes"]["train"]
+    assert 2.95 <= epochs <= 3.05, epochs
+    standard_error = 100 * math.sqrt(0.4 * 0.6 / task["source"]["valid_size"])
+    for stage in ("mle", "gold"):
+        assert task[stage]["early_stopping_threshold"] >= 0.9 * standard_error
+        assert task[stage]["eval_max_examples"] == task["source"]["valid_size"]  # selection on every dev problem
