@@ -57,8 +57,10 @@ def causal_batch(encoded: list[dict], pad_token_id: int) -> dict:
     return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
 
 
-@pytest.mark.parametrize("name", sorted(OBJECTIVES))
-def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, tmp_path, name):
+def both_losses(setup, tmp_path, name: str):
+    """The workflow trainer's loss for objective `name` on a batch of the demo, with the policy moved away
+    from pi_tilde and the reference (as after some updates); and the library loss for it with the causal
+    LM inside that policy and the same batch in TRL's layout: (expected, loss, language model, batch)."""
     records, tokenizer, start = setup
     settings = {**OBJECTIVES[name], "rewards": "online"}
     policy = copy.deepcopy(start)
@@ -68,20 +70,35 @@ def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, 
     if objective.loss == "loss_truncation":
         truncation = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
     workflow = make_trainer(tmp_path, policy, tokenizer, objective, reward_model=reference, truncation=truncation)
-    with torch.no_grad():  # the policy moves away from pi_tilde and the reference, as after some updates
+    with torch.no_grad():
         for parameter in policy.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))
     encoded = encode_records(records, tokenizer, LENGTH, LENGTH, causal=True)
     seq2seq = DataCollatorForSeq2Seq(tokenizer, model=policy)(copy.deepcopy(encoded))
     expected = workflow.compute_loss(policy.train(), seq2seq)
-
     loss = ObjectiveLoss(**settings, reference_model=reference.language_model)
     loss.lagged_model = frozen(copy.deepcopy(start.language_model))  # pi_tilde as the callback copies it at the start
-    language_model = policy.language_model
-    loss.attach(language_model)
-    batch = causal_batch(encoded, tokenizer.pad_token_id)
+    loss.attach(policy.language_model)
+    return expected, loss, policy.language_model, causal_batch(encoded, tokenizer.pad_token_id)
+
+
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, tmp_path, name):
+    expected, loss, language_model, batch = both_losses(setup, tmp_path, name)
     labels = batch.pop("labels")
     value = loss(language_model(**batch), labels)
+    assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
+
+
+@pytest.mark.trl
+@pytest.mark.parametrize("name", sorted(OBJECTIVES))
+def test_the_loss_trls_sft_trainer_computes_equals_the_workflow_trainers(setup, tmp_path, name):
+    """The same, through SFTTrainer.compute_loss (which hands the loss function the model's outputs and
+    the labels it sets aside)."""
+    expected, loss, language_model, batch = both_losses(setup, tmp_path, name)
+    records, tokenizer, _ = setup
+    trainer = sft_trainer(language_model, tokenizer, records, tmp_path / "sft", 1, loss)
+    value = trainer.compute_loss(language_model, batch)
     assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
 
 
