@@ -29,14 +29,19 @@ TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_hea
 LENGTH = 10
 
 
-@pytest.fixture(scope="module")
-def setup():
+def tiny_causal_setup():
+    """Demo records, a tokenizer trained on them, a tiny causal model built from seed 0 and the records encoded."""
     torch.manual_seed(0)
     records = generate_split(demo_spec(num_train=12, max_length=8), "train")
     tokenizer = train_tokenizer(training_texts(records))
     model = build_causal_model(TINY_CAUSAL, tokenizer).eval()
     encoded = encode_records(records, tokenizer, LENGTH, LENGTH)
     return records, tokenizer, model, encoded
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return tiny_causal_setup()
 
 
 def completion_logprobs_by_hand(model: PromptCompletionLM, example: dict, grad: bool = False) -> torch.Tensor:

@@ -14,16 +14,13 @@ import pytest
 import torch
 import yaml
 from conftest import REPO
-from settings import demo_spec, objective_settings
-from test_causal_models import TINY_CAUSAL
+from settings import objective_settings
+from test_causal_models import tiny_causal_setup
 from test_gold_trainer import make_trainer
 from test_training import CrashAfterCheckpoint
 from transformers import DataCollatorForSeq2Seq
 
-from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
-from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.models.prompt_completion import build_causal_model
 from gold_textgen.objectives.loss_truncation import LossTruncation
 from gold_textgen.training.fine_tune_trainer import frozen_copy
 from gold_textgen.training.trainer_losses import ObjectiveLoss, frozen
@@ -37,11 +34,7 @@ OBJECTIVES = {"nll": {"loss": "nll"}, **SHIPPED}
 
 @pytest.fixture(scope="module")
 def setup():
-    torch.manual_seed(0)
-    records = generate_split(demo_spec(num_train=12, max_length=8), "train")
-    tokenizer = train_tokenizer(training_texts(records))
-    model = build_causal_model(TINY_CAUSAL, tokenizer)
-    return records, tokenizer, model
+    return tiny_causal_setup()
 
 
 def causal_batch(encoded: list[dict], pad_token_id: int) -> dict:
@@ -61,7 +54,7 @@ def both_losses(setup, tmp_path, name: str):
     """The workflow trainer's loss for objective `name` on a batch of the demo, with the policy moved away
     from pi_tilde and the reference (as after some updates); and the library loss for it with the causal
     LM inside that policy and the same batch in TRL's layout: (expected, loss, language model, batch)."""
-    records, tokenizer, start = setup
+    records, tokenizer, start, _ = setup
     settings = {**OBJECTIVES[name], "rewards": "online"}
     policy = copy.deepcopy(start)
     reference = frozen_copy(start)  # the model fine-tuning starts from: rewards, ASFT's anchor
@@ -96,7 +89,7 @@ def test_the_loss_trls_sft_trainer_computes_equals_the_workflow_trainers(setup, 
     """The same, through SFTTrainer.compute_loss (which hands the loss function the model's outputs and
     the labels it sets aside)."""
     expected, loss, language_model, batch = both_losses(setup, tmp_path, name)
-    records, tokenizer, _ = setup
+    records, tokenizer, _, _ = setup
     trainer = sft_trainer(language_model, tokenizer, records, tmp_path / "sft", 1, loss)
     value = trainer.compute_loss(language_model, batch)
     assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
@@ -147,7 +140,7 @@ def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: Obj
 
 @pytest.mark.trl
 def test_gold_s_trains_in_trls_sft_trainer_and_resumes_to_the_uninterrupted_weights(setup, tmp_path):
-    records, tokenizer, start = setup
+    records, tokenizer, start, _ = setup
     gold_s = {**SHIPPED["gold_s"], "sync_every": 2}
 
     def run(folder, resume=False, callbacks=()):

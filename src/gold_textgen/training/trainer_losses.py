@@ -82,9 +82,11 @@ class ObjectiveLoss:
         normaliser = num_items_in_batch if num_items_in_batch is not None else terms.parts.num_tokens
         return terms.loss_sum / normaliser
 
-    def aligned(self, logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def aligned(self, logits: torch.Tensor, labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Logits and the labels they score: a causal LM's logits at t score the token at t + 1."""
-        return (logits[:, :-1], labels[:, 1:]) if self.causal else (logits, labels)
+        if not self.causal:
+            return logits, labels
+        return logits[:, :-1], None if labels is None else labels[:, 1:]
 
     def add_helper_logprobs(self, batch: TokenBatch, labels: torch.Tensor, device: torch.device) -> None:
         settings = self.settings
@@ -106,8 +108,8 @@ class ObjectiveLoss:
         if next(model.parameters()).device != device:
             model.to(device)
         inputs = {key: value for key, value in self._inputs.items() if key not in ("labels", "num_items_in_batch")}
-        logits = model(**inputs).logits
-        return torch.log_softmax((logits[:, :-1] if self.causal else logits).float(), dim=-1)
+        logits, _ = self.aligned(model(**inputs).logits)
+        return torch.log_softmax(logits.float(), dim=-1)
 
 
 def frozen(model: PreTrainedModel) -> PreTrainedModel:
