@@ -95,15 +95,15 @@ def run(
     def gold(rewards: str):
         settings = ObjectiveSettings.from_config({**task["gold"], **objective, "rewards": rewards})
         model = copy.deepcopy(policy)
-        reward_model = frozen_copy(policy) if rewards == "online" else None
+        frozen_model = frozen_copy(policy) if rewards == "online" else None
         trainer = FineTuneTrainer(
             model=model,
             args=_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
-            gold=settings,
+            objective=settings,
             lagged_model=frozen_copy(policy),
-            reward_model=reward_model,
+            frozen_model=frozen_model,
         )
         return trainer, model
 
@@ -111,7 +111,9 @@ def run(
         """A loss of the objectives table with no helper model (DFT: each token weighted by its own p)."""
         settings = ObjectiveSettings.from_config({**task["gold"], **defaults("objective", loss=loss)})
         model = copy.deepcopy(policy)
-        trainer = FineTuneTrainer(model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, gold=settings)
+        trainer = FineTuneTrainer(
+            model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, objective=settings
+        )
         return trainer, model
 
     def policy_gradient(samples_per_input: int):
@@ -121,7 +123,12 @@ def run(
         model = copy.deepcopy(policy)
         sampling = on_policy_sampling(task, settings, model, tokenizer)
         trainer = FineTuneTrainer(
-            model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, gold=settings, sampling=sampling
+            model=model,
+            args=_arguments(0.0, bf16),
+            data_collator=collate,
+            processing_class=tokenizer,
+            objective=settings,
+            sampling=sampling,
         )
         trainer.state.global_step = 1
         return trainer, model

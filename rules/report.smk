@@ -158,6 +158,7 @@ rule objectives_table:
         code=code_version("objectives_table"),
         task_metrics=task_metrics,
         tasks=EXPERIMENT["tasks"],
+        smoothing=gold_views.label_smoothing_by_objective(config),
     script:
         "../workflow_scripts/objectives_table.py"
 

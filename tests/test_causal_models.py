@@ -85,7 +85,7 @@ def test_gold_s_loss_on_a_causal_model_is_the_formula_by_hand(setup, tmp_path):
     _, tokenizer, model, encoded = setup
     u, c = 0.1, 0.05
     settings = objective_settings(reward="s", min_weight=u, floor=c, baseline=0.0, rewards="online", label_smoothing=0.0)
-    trainer = make_trainer(tmp_path, model, tokenizer, settings, reward_model=frozen_copy(model))
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=frozen_copy(model))
     collate = trainer.data_collator
     model.train()  # the training loss (in eval mode the trainer reports the plain NLL); no dropout here
     try:
@@ -184,7 +184,7 @@ def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path,
     sampling = OnPolicySampling(generation_config(model, lengths, {"do_sample": True, "top_k": 0}), tokenizer, reward, RewardBaseline(0.3))
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
     gold = objective_settings(loss="policy_gradient", baseline=0.3)
-    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, gold=gold, sampling=sampling)
+    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, objective=gold, sampling=sampling)
     model.train()
     try:
         model.zero_grad()

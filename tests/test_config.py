@@ -53,7 +53,7 @@ def test_every_shipped_config_merges_into_a_valid_config(config, name):
 def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
     config["tasks"]["demo"]["objectives"].pop("mle_continued", None)
     control = validate_config(copy.deepcopy(config))["tasks"]["demo"]["objectives"]["mle_continued"]
-    assert control == {"loss": "nll", "start_from": "mle", "min_weight": 0.0}
+    assert control == {"loss": "nll", "start_from": "mle"}
     config["tasks"]["demo"]["objectives"]["mle_continued"] = {"loss": "dft"}
     assert validate_config(config)["tasks"]["demo"]["objectives"]["mle_continued"]["loss"] == "dft"
 

@@ -32,7 +32,9 @@ def setup():
     return records, tokenizer, model
 
 
-def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, reward_model=None, truncation=None, **args) -> FineTuneTrainer:
+def make_trainer(
+    tmp_path: Path, model, tokenizer, objective: ObjectiveSettings, frozen_model=None, truncation=None, **args
+) -> FineTuneTrainer:
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False, **args)
     collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     return FineTuneTrainer(
@@ -40,9 +42,9 @@ def make_trainer(tmp_path: Path, model, tokenizer, gold: ObjectiveSettings, rewa
         args=arguments,
         data_collator=collator,
         processing_class=tokenizer,
-        gold=gold,
+        objective=objective,
         lagged_model=frozen_copy(model),
-        reward_model=reward_model,
+        frozen_model=frozen_model,
         truncation=truncation,
     )
 
@@ -56,7 +58,7 @@ def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
     for reward in ("p", "s"):
         settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
         cached = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="cached"))
-        online = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="online"), reward_model=frozen_copy(model))
+        online = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="online"), frozen_model=frozen_copy(model))
         model.train()
         with torch.no_grad():
             batch = collate([cached_set[i] for i in range(8)])
@@ -179,9 +181,9 @@ def test_the_helper_models_run_in_the_policys_mixed_precision(setup, tmp_path, b
     dataset = tokenize_records(records, tokenizer, 12, 12)
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
     settings = objective_settings(reward="s", min_weight=0.1, floor=0.05, rewards="online")
-    trainer = make_trainer(tmp_path, model, tokenizer, settings, reward_model=frozen_copy(model), bf16=bf16)
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=frozen_copy(model), bf16=bf16)
     seen = []
-    for helper in (trainer.lagged_model, trainer.reward_model):
+    for helper in (trainer.lagged_model, trainer.frozen_model):
         forward = helper.forward
 
         def recording_forward(*args, _forward=forward, **kwargs):

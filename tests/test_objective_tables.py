@@ -8,6 +8,7 @@ import pytest
 from gold_textgen.analysis.objectives_table import objectives_figure, objectives_table, to_markdown
 from gold_textgen.analysis.on_policy_table import table4
 from gold_textgen.analysis.on_policy_table import to_markdown as table4_markdown
+from gold_textgen.workflow import views
 
 
 def score_rows(split: str, decoder: str, values: dict[str, list[float]], samples: int = 1) -> list[dict]:
@@ -89,3 +90,37 @@ def test_table4_leaves_out_the_tasks_trained_without_on_policy_objectives():
     starts, rewards = {"demo": {"mle_pg": "mle"}, "bart": {}}, {"demo": {"mle_pg": None}, "bart": {}}
     table = table4(scores, {"demo": "bleu", "bart": "bleu"}, starts, rewards)
     assert set(table["task"]) == {"demo"} and list(table["objective"]) == ["mle", "mle_pg"]
+
+
+def test_the_footer_states_each_objectives_label_smoothing():
+    from gold_textgen.analysis.objectives_table import smoothing_note
+    from gold_textgen.workflow.schema import validate_config
+
+    config = validate_config(
+        {
+            "experiment": {
+                "tasks": ["demo"],
+                "seeds": [1],
+                "objectives": ["mle", "gold_s", "dft", "tailr", "mine"],
+                "decoders": ["greedy"],
+            },
+            "tasks": {
+                "demo": {
+                    "source": {"kind": "synthetic"},
+                    "model": {"kind": "scratch"},
+                    "mle": {"label_smoothing": 0.1},
+                    "gold": {"label_smoothing": 0.2},
+                    "objectives": {
+                        "gold_s": {"reward": "s"},
+                        "dft": {"loss": "dft"},
+                        "tailr": {"loss": "tailr", "density_ratio_threshold": 0.5},
+                        "mine": {"loss": "dft", "label_smoothing": 0.05},
+                    },
+                }
+            },
+            "decoders": {"greedy": {"do_sample": False}},
+        }
+    )
+    note = smoothing_note(views.label_smoothing_by_objective(config))
+    assert note.startswith("Label smoothing epsilon per objective")
+    assert "0.2: GOLD-s, TaiLr; 0.1: MLE; 0.05: mine; 0: DFT." in note  # the block's, MLE's, an objective's own, DFT's reference's

@@ -21,7 +21,8 @@ from gold_textgen.objectives.proximal import clipped_surrogate_sum
 from gold_textgen.objectives.table import LOSSES
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
-from gold_textgen.workflow.references import LOSS_SETTINGS
+from gold_textgen.workflow.objective_catalog import COMMON_SETTINGS
+from gold_textgen.workflow.objective_catalog import LOSSES as CATALOG
 from gold_textgen.workflow.schema import load_schema
 
 MASK = torch.tensor([[True, True, True], [True, True, False]])
@@ -80,8 +81,12 @@ def test_the_probability_family_value_and_its_gradient():
     assert torch.allclose(near_mle[MASK], torch.full((5,), -1.0), atol=1e-3)  # alpha -> 0: -log p
     above = probability_family_sum(reference, MASK, 1.0, threshold=0.5, side="above")
     below = probability_family_sum(reference, MASK, 1.0, threshold=0.5, side="below")
-    assert float(above.detach()) == pytest.approx((1 - 0.9) + (1 - 0.5) + (1 - 0.7), rel=1e-6)
-    assert float(below.detach()) == pytest.approx((1 - 0.5) + (1 - 0.1) + (1 - 0.3), rel=1e-6)
+    # the reference averages over the kept tokens: sum over the 3 kept of 5 real tokens, times 5 / 3, so that
+    # the trainer's division by the 5 real tokens gives the kept tokens' mean
+    assert float(above.detach()) == pytest.approx(((1 - 0.9) + (1 - 0.5) + (1 - 0.7)) * 5 / 3, rel=1e-6)
+    assert float(below.detach()) == pytest.approx(((1 - 0.5) + (1 - 0.1) + (1 - 0.3)) * 5 / 3, rel=1e-6)
+    nothing = probability_family_sum(reference, MASK, 1.0, threshold=0.95, side="above")
+    assert float(nothing.detach()) == 0.0  # no token kept: no loss (and no division by zero)
 
 
 def test_eaft_weights_are_the_normalised_top_k_entropy():
@@ -98,10 +103,21 @@ def test_eaft_weights_are_the_normalised_top_k_entropy():
     assert float(entropy_weights(sure)) < 1e-6  # a confident position is (nearly) not trained on
 
 
+def test_asft_kl_in_the_papers_direction_is_the_kl_from_the_policy_to_the_anchor():
+    policy, anchor = random_logprobs(1), random_logprobs(2)
+    expected = sum(sum(math.exp(policy[b, t, v]) * (policy[b, t, v] - anchor[b, t, v]) for v in range(5)) for b, t in real_positions())
+    assert float(anchor_kl_sum(policy, anchor, MASK, "policy_to_anchor")) == pytest.approx(float(expected), rel=1e-6)
+    assert float(anchor_kl_sum(policy, anchor, MASK, "policy_to_anchor")) != pytest.approx(
+        float(anchor_kl_sum(policy, anchor, MASK)), rel=1e-3
+    )
+    with pytest.raises(ValueError, match="direction"):
+        anchor_kl_sum(policy, anchor, MASK, "forward")
+
+
 def test_every_loss_has_a_table_entry_and_its_settings_in_the_schema():
     objective = load_schema()["$defs"]["objective"]
-    assert set(objective["properties"]["loss"]["enum"]) == set(LOSSES) == set(LOSS_SETTINGS)
-    used = {key for keys in LOSS_SETTINGS.values() for key in keys} | {"loss", "start_from"}
+    assert set(objective["properties"]["loss"]["enum"]) == set(LOSSES) == set(CATALOG)
+    used = {key for row in CATALOG.values() for key in row.settings} | {"loss"} | set(COMMON_SETTINGS)
     assert used == set(objective["properties"])  # every setting belongs to some loss, and exists
 
 
@@ -125,9 +141,9 @@ def trainer_loss(tmp_path, tokenizer, model, frozen, batch, **settings) -> torch
         model=model,
         args=arguments,
         processing_class=tokenizer,
-        gold=objective_settings(label_smoothing=0.0, rewards="online", **settings),
+        objective=objective_settings(label_smoothing=0.0, rewards="online", **settings),
         lagged_model=frozen,  # pi_old / pi_tilde: another model, so the ratio is not 1
-        reward_model=frozen,  # the frozen MLE model / the anchor
+        frozen_model=frozen,  # the frozen MLE model / the anchor
     )
     model.train()
     with torch.no_grad():

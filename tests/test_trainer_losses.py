@@ -62,7 +62,7 @@ def both_losses(setup, tmp_path, name: str):
     truncation = None
     if objective.loss == "loss_truncation":
         truncation = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
-    workflow = make_trainer(tmp_path, policy, tokenizer, objective, reward_model=reference, truncation=truncation)
+    workflow = make_trainer(tmp_path, policy, tokenizer, objective, frozen_model=reference, truncation=truncation)
     with torch.no_grad():
         for parameter in policy.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))

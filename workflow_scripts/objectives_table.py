@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from gold_textgen.analysis.objectives_table import objectives_table, write_objectives
+from gold_textgen.analysis.objectives_table import objectives_table, smoothing_note, write_objectives
 from gold_textgen.analysis.significance import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.analysis.unconverged_marks import note as unconverged_note
@@ -18,7 +18,7 @@ with log_to_file(snakemake.log[0]):
     unconverged = unconverged_seeds(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
     table = with_significance(objectives_table(scores, sweep, diversity, snakemake.params.task_metrics), significance)
     table = with_unconverged_marks(table, unconverged)
-    footer = scoring_note(scores) + note(significance) + unconverged_note(unconverged)
+    footer = scoring_note(scores) + note(significance) + unconverged_note(unconverged) + smoothing_note(snakemake.params.smoothing)
     write_objectives(table, snakemake.output.csv, snakemake.output.markdown, snakemake.output.figure, footer)
     write_html_table(
         snakemake.output.html,

@@ -1,11 +1,16 @@
 """How tables and figures name, order and colour the objectives: MLE first, then GOLD's in the paper's
 order, the control and GOLD's ablations (the names configs/objectives.yaml uses), then the objectives after
-GOLD; an objective not listed (a user's own) keeps its config name, comes last, and takes a free colour."""
+GOLD under their loss's name (labels and colours from the loss catalog); an objective with another name (a
+user's own) keeps its config name, comes last, and takes a free colour."""
 
 from __future__ import annotations
 
-# name in the config -> (label in tables and figures, colour in figures), in the order they are shown
-OBJECTIVES = {
+from ..workflow.objective_catalog import LOSSES
+
+# name in the config -> (label in tables and figures, colour in figures), in the order they are shown: the
+# names the shipped configs give GOLD's variants and ablations, then every other loss of the catalog under
+# its own name (an objective named after its loss: `dft: {loss: dft}`), then the paper's on-policy runs.
+GOLD_NAMES = {
     "mle": ("MLE", "tab:gray"),
     "gold_delta": ("GOLD-δ", "tab:blue"),
     "gold_p": ("GOLD-p", "tab:green"),
@@ -14,17 +19,12 @@ OBJECTIVES = {
     "gold_s_no_lag": ("GOLD-s, no lag", "lightcoral"),
     "gold_s_u0": ("GOLD-s, u = 0", "darkred"),
     "gold_s_h0": ("GOLD-s, horizon 0", "salmon"),
-    "dft": ("DFT", "tab:purple"),
-    "tailr": ("TaiLr", "tab:orange"),
-    "mixce": ("MixCE", "tab:olive"),
-    "loss_truncation": ("Loss truncation", "tab:cyan"),
-    "asft": ("ASFT", "tab:pink"),
-    "psft": ("PSFT", "darkgoldenrod"),
-    "iw_sft": ("iw-SFT", "teal"),
-    "probability": ("(1 - p^α)/α", "slateblue"),
-    "eaft": ("EAFT", "yellowgreen"),
-    "mle_pg": ("MLE+PG", "black"),
-    "gold_pg": ("GOLD+PG", "magenta"),
+}
+ON_POLICY_NAMES = {"mle_pg": ("MLE+PG", "black"), "gold_pg": ("GOLD+PG", "magenta")}
+OBJECTIVES = {
+    **GOLD_NAMES,
+    **{name: (row.label, row.colour) for name, row in LOSSES.items() if name not in ("gold", "nll", "policy_gradient")},
+    **ON_POLICY_NAMES,
 }
 
 

@@ -160,6 +160,18 @@ def objectives_figure(table: pd.DataFrame, path: str | Path) -> None:
     save(figure, path)
 
 
+def smoothing_note(smoothing: dict[str, dict[str, float]]) -> str:
+    """Which label smoothing each objective trained with (its reference's own, or the task's), per task."""
+    parts = []
+    for task, values in smoothing.items():
+        groups: dict[float, list[str]] = {}
+        for objective, epsilon in values.items():
+            groups.setdefault(epsilon, []).append(objective_names.label(objective))
+        listed = "; ".join(f"{epsilon:g}: {', '.join(names)}" for epsilon, names in sorted(groups.items(), reverse=True))
+        parts.append(f"{task}: {listed}" if len(smoothing) > 1 else listed)
+    return f"Label smoothing epsilon per objective (each loss's reference's own where it has one, else the task's): {' | '.join(parts)}.\n"
+
+
 def write_objectives(table: pd.DataFrame, csv_path: str | Path, markdown_path: str | Path, figure_path: str | Path, note: str = "") -> None:
     write_csv(csv_path, table, float_format="%.4f")
     write_text(markdown_path, to_markdown(table) + (f"\n{note}\n" if note else ""))

@@ -24,3 +24,7 @@ def entropy_weights(policy_logprobs: torch.Tensor, top_k: int = 20, normaliser: 
     logprobs = torch.log_softmax(top, dim=-1)
     entropy = -(logprobs.exp() * logprobs).sum(-1)
     return (entropy / normaliser).pow(alpha)
+
+
+def entropy_batch_weights(batch, settings, state) -> torch.Tensor:
+    return entropy_weights(batch.logprobs, settings.top_k, settings.normaliser, settings.alpha)

@@ -81,3 +81,8 @@ def delta_returns(mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> tor
     """GOLD-delta: reward 1 at the end of every demonstration and 0 elsewhere; with gamma = 1 every
     reference token's return is 1, so the objective reduces to the importance weights."""
     return mask.to(dtype)
+
+
+def gold_batch_weights(batch, settings, state) -> torch.Tensor:
+    """GOLD's row of the catalog: w_t from pi_tilde, or from the current policy when the lag is off."""
+    return importance_weights(batch.own if batch.lagged is None else batch.lagged, settings.min_weight)

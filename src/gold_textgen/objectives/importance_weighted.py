@@ -8,7 +8,9 @@ the same w for every token of the sequence. As emmyqin/iw_sft bounding_trainers.
 (lines 47-62, `sum_over_time=True`): the mean of the log-ratio over the sequence's non-padding tokens,
 exp(temp * diff) clamped to [0, 16], under no_grad; the trainer calls it with temp = 1.0 (line 211).
 pi_ref is the frozen MLE model the fine-tuning starts from, whose reference log-probabilities the reward
-cache holds (or a frozen forward pass computes, `rewards: online`).
+cache holds (or a frozen forward pass computes, `rewards: online`). The reference fine-tunes LLMs without
+dropout, so every weight is exactly 1 at step 0; the trainer runs the policy's forward without dropout
+for this loss (the catalog's `dropout: False`) to keep that.
 """
 
 from __future__ import annotations
@@ -24,3 +26,7 @@ def sequence_importance_weights(
     mean = difference.sum(-1) / mask.sum(-1).clamp_min(1)
     weight = (temperature * mean).exp().clamp(0.0, max_weight)
     return weight.unsqueeze(-1).expand_as(policy_token_logprobs)
+
+
+def sequence_importance_batch_weights(batch, settings, state) -> torch.Tensor:
+    return sequence_importance_weights(batch.own, batch.mle, batch.mask, settings.temperature, settings.max_weight)

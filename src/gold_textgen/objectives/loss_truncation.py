@@ -10,7 +10,10 @@ warmup 10,000, window 10,000.
 
 The kept examples' tokens get weight 1 and the dropped ones 0 in `weighted_nll`, whose sum is divided by
 all reference tokens of the update (dropped ones included), as the reference multiplies dropped losses by
-0 before averaging; the example loss it ranks is the token-mean NLL of the sequence, as its README does.
+0 before averaging. The example loss it ranks is the token-mean NLL over the sequence's real tokens; the
+reference's README example averages each row of `CrossEntropyLoss(ignore_index=pad, reduction="none")`
+over the padded length instead, which makes an example's rank depend on the longest sequence of its
+batch. The mean over real tokens keeps the rank a property of the example.
 """
 
 from __future__ import annotations
@@ -71,3 +74,9 @@ class LossTruncation:
         self.values = np.asarray(state["values"], dtype=np.float32)
         self.seen, self.since_cutoff, self.position = state["seen"], state["since_cutoff"], state["position"]
         self.cutoff = np.inf if state["cutoff"] is None else state["cutoff"]
+
+
+def truncated_batch_weights(batch, settings, state) -> torch.Tensor:
+    """1 on every token of a kept sequence, 0 on a dropped one; `state.truncation` holds the cut-off."""
+    keep = state.truncation.keep(sequence_losses(-batch.own, batch.mask))
+    return keep.unsqueeze(-1).expand_as(batch.own).to(batch.own.dtype)

@@ -21,8 +21,9 @@ THRESHOLD_SIDES = ("above", "below")
 def probability_family_sum(
     policy_token_logprobs: torch.Tensor, mask: torch.Tensor, alpha: float, threshold: float | None = None, side: str = "above"
 ) -> torch.Tensor:
-    """sum over the kept real tokens of (1 - p^alpha) / alpha; `threshold` keeps the tokens whose p is at
-    least (`side` "above") or at most ("below") it."""
+    """sum over the real tokens of (1 - p^alpha) / alpha; `threshold` keeps the tokens whose p is at least
+    (`side` "above") or at most ("below") it, and the sum is then that over the kept tokens times (real
+    tokens / kept tokens), so that dividing it by the real tokens gives the mean over the kept ones."""
     if alpha <= 0:
         raise ValueError(f"alpha must be positive, got {alpha}")
     if side not in THRESHOLD_SIDES:
@@ -32,4 +33,11 @@ def probability_family_sum(
         probs = policy_token_logprobs.detach().exp()
         keep = mask & (probs >= threshold if side == "above" else probs <= threshold)
     per_token = (1.0 - (alpha * policy_token_logprobs).exp()) / alpha
-    return torch.where(keep, per_token, torch.zeros_like(per_token)).sum()
+    kept_sum = torch.where(keep, per_token, torch.zeros_like(per_token)).sum()
+    if threshold is None:
+        return kept_sum
+    return kept_sum * mask.sum() / keep.sum().clamp_min(1)  # no token kept: the sum is 0 either way
+
+
+def probability_family_batch_sum(batch, settings, state) -> torch.Tensor:
+    return probability_family_sum(batch.reference, batch.mask, settings.alpha, settings.threshold, settings.threshold_side)

@@ -13,7 +13,10 @@ pi_old, and cut off where it has moved up too far.
 
 pi_old: the reference recomputes it at the start of each rollout batch (train batch 64 prompts in
 mini-batches of 8: pi_old is the policy of 8 updates ago at most). Here pi_old is the lagged policy
-pi_tilde that GOLD keeps, re-synced every `sync_every` updates (k) and saved in every checkpoint.
+pi_tilde that GOLD keeps, re-synced every `sync_every` updates (default 8, the reference's) and saved in
+every checkpoint. verl computes pi_old's log-probs and the policy's in the same state (LLMs fine-tuned
+without dropout), so the ratio is exactly 1 right after a sync; the trainer runs the policy's forward
+without dropout for this loss (the catalog's `dropout: False`) to keep that.
 """
 
 from __future__ import annotations
@@ -33,3 +36,7 @@ def clipped_surrogate_sum(
     ratio = log_ratio.exp()
     surrogate = torch.minimum(ratio, ratio.clamp(1.0 - clip_low, 1.0 + clip_high))
     return torch.where(mask, -surrogate, torch.zeros_like(surrogate)).sum()
+
+
+def clipped_surrogate_batch_sum(batch, settings, state) -> torch.Tensor:
+    return clipped_surrogate_sum(batch.reference, batch.lagged, batch.mask, settings.clip_low, settings.clip_high)

@@ -40,9 +40,21 @@ def mixce_weights(policy_token_logprobs: torch.Tensor, mixing_ratio: float) -> t
     """MixCE (Zhang et al., ACL 2023), the token-level approximation its code trains with:
     w_t = eta + (1 - eta) p_t, detached, eta = `mixing_ratio` (eta = 1: MLE).
 
-    As bloomberg/MixCE-acl2023 gpt2.py, `GPT2MIXModel.forward` (lines 124-130): q = exp(-mle_loss) under
+    As bloomberg/MixCE-acl2023 gpt2.py, `GPT2MIXModel.forward` (lines 131-145): q = exp(-mle_loss) under
     no_grad, loss = eta * mle_loss + (1 - eta) * q * mle_loss, then the token mean over the mask. The
     paper's sequence-level reverse cross-entropy is approximated by this self-weighting; that
     approximation is what is compared here.
     """
     return mixing_ratio + (1.0 - mixing_ratio) * policy_token_logprobs.detach().exp()
+
+
+def dft_batch_weights(batch, settings, state) -> torch.Tensor:
+    return dft_weights(batch.own)
+
+
+def tailr_batch_weights(batch, settings, state) -> torch.Tensor:
+    return tailr_weights(batch.own, settings.density_ratio_threshold, settings.min_weight)
+
+
+def mixce_batch_weights(batch, settings, state) -> torch.Tensor:
+    return mixce_weights(batch.own, settings.mixing_ratio)

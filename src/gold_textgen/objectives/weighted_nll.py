@@ -50,3 +50,8 @@ def reference_logprobs(logprobs: torch.Tensor, labels: torch.Tensor) -> torch.Te
     """log pi(y_t) of each reference token, [B, T] (0 at padding), from log-softmax outputs [B, T, V]."""
     gathered = logprobs.gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
     return gathered.masked_fill(labels.eq(-100), 0.0)
+
+
+def unit_weights(batch, settings, state) -> torch.Tensor:
+    """Weight 1 on every reference token: plain NLL (the control), and the policy gradient's reference updates."""
+    return torch.ones_like(batch.own)

@@ -39,7 +39,7 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     configure_generation(model, job.task)
     cached = objective.uses_rewards and objective.rewards == "cached"
     # REINFORCE on a copy model scores its samples with the source words their placeholders copy
-    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"], keep_oov_words=objective.loss == "policy_gradient")
+    train_set, valid_set = load_splits(job, tokenizer, settings["eval_max_examples"], keep_oov_words="sampling" in objective.needs)
     if cached:
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
@@ -47,14 +47,14 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "start_model": start_dir, "rewards": rewards_path})
     helpers, state_callbacks = {}, []
     if objective.uses_lagged_policy:
-        helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the MLE model
+        helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the model fine-tuning starts from
         state_callbacks.append(LaggedPolicySync(helpers["lagged_model"], objective.sync_every, bool(objective.sync_each_epoch)))
     if (objective.uses_rewards and objective.rewards == "online") or objective.uses_anchor:
-        helpers["reward_model"] = frozen_copy(model)  # the frozen starting model
-    if objective.loss == "loss_truncation":
+        helpers["frozen_model"] = frozen_copy(model)  # the frozen starting model
+    if "truncation" in objective.needs:
         helpers["truncation"] = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
         state_callbacks.append(StateInCheckpoints(helpers["truncation"], TRUNCATION_STATE_FILE))
-    if objective.loss == "policy_gradient":
+    if "sampling" in objective.needs:
         helpers["sampling"] = on_policy_sampling(job.task, objective, model, tokenizer)
         state_callbacks.append(StateInCheckpoints(helpers["sampling"].baseline, BASELINE_STATE_FILE))
     if checkpoint:
@@ -73,7 +73,7 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
         collator,
         callbacks=tuple(state_callbacks),  # their state is part of every checkpoint
         arguments=arguments,
-        gold=objective,
+        objective=objective,
         **helpers,
     )
     log.info("objective settings: %s", objective.to_dict())

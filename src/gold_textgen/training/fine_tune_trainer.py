@@ -29,9 +29,11 @@ from transformers import PreTrainedModel, Seq2SeqTrainer
 
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
-from ..objectives.table import LOSSES, TokenBatch
+from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
+from ..workflow.objective_catalog import NEEDS
 from .checkpoint_loading import KnownMissingKeys
+from .dropout_state import without_dropout
 from .objective_loss import objective_terms
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
@@ -42,6 +44,13 @@ from .token_statistics import TokenStatistics
 log = logging.getLogger(__name__)
 LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
 REWARD_FIELD = "reward_logprobs"
+HELPER_ARGUMENTS = {
+    "lagged_policy": "lagged_model",
+    "mle_rewards": "frozen_model (online rewards)",
+    "anchor": "frozen_model",
+    "truncation": "truncation (LossTruncation)",
+    "sampling": "sampling (OnPolicySampling)",
+}
 
 
 def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
@@ -66,49 +75,43 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
     def __init__(
         self,
         *args,
-        gold: ObjectiveSettings,
+        objective: ObjectiveSettings,
         lagged_model: PreTrainedModel | None = None,
-        reward_model: PreTrainedModel | None = None,
+        frozen_model: PreTrainedModel | None = None,
         truncation: LossTruncation | None = None,
         sampling: OnPolicySampling | None = None,
         **kwargs,
     ):
+        helpers = {"lagged_policy": lagged_model, "anchor": frozen_model, "truncation": truncation, "sampling": sampling}
+        helpers["mle_rewards"] = frozen_model if objective.rewards == "online" else True  # cached rewards come with the batch
+        missing = [need for need in HELPER_ARGUMENTS if need in objective.needs and helpers[need] is None]
+        if missing:
+            wanted = "; ".join(NEEDS[need] for need in missing)
+            raise ValueError(f"loss {objective.loss} needs {wanted}: pass {', '.join(HELPER_ARGUMENTS[need] for need in missing)}")
         super().__init__(*args, **kwargs)
-        self.gold = gold
+        self.objective = objective
         self.lagged_model = lagged_model
-        self.reward_model = reward_model
+        self.frozen_model = frozen_model  # the frozen starting model: online rewards, ASFT's anchor
         self.truncation = truncation
         self.sampling = sampling
         self.update_kinds: dict[int, str] = {}  # optimizer update -> "references" or "samples"
-        if gold.uses_lagged_policy and lagged_model is None:
-            raise ValueError("GOLD with a lag needs the lagged policy pi_tilde")
-        if gold.uses_rewards and gold.rewards == "online" and reward_model is None:
-            raise ValueError("online rewards need the frozen MLE reward model")
-        if gold.uses_anchor and reward_model is None:
-            raise ValueError(f"{gold.loss} needs the frozen starting model (its anchor distribution)")
-        if gold.loss not in LOSSES:
-            raise ValueError(f"unknown loss '{gold.loss}' (known: {', '.join(LOSSES)})")
-        if gold.loss == "loss_truncation" and truncation is None:
-            raise ValueError("loss truncation needs its online cut-off (LossTruncation)")
-        if gold.loss == "policy_gradient" and sampling is None:
-            raise ValueError("policy gradient needs its sampling and rewards (OnPolicySampling)")
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
-        self._gold_log = dict.fromkeys(LOGGED_SUMS, 0.0)
+        self._objective_log = dict.fromkeys(LOGGED_SUMS, 0.0)
 
     def _move_helpers(self, device: torch.device) -> None:
-        for helper in (self.lagged_model, self.reward_model):
+        for helper in (self.lagged_model, self.frozen_model):
             if helper is not None and next(helper.parameters()).device != device:
                 helper.to(device)
 
     def reward_token_logprobs(self, model_inputs: dict, labels: torch.Tensor, cached: torch.Tensor | None) -> torch.Tensor:
         """log p_MLE of each reference token: looked up in the reward cache, or a frozen forward pass."""
-        if self.gold.rewards == "cached":
+        if self.objective.rewards == "cached":
             if cached is None:
                 raise ValueError(f"cached rewards requested but the batch has no '{REWARD_FIELD}' field")
             return cached
         with torch.no_grad():
-            return token_logprobs(self.reward_model, model_inputs, labels)
+            return token_logprobs(self.frozen_model, model_inputs, labels)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs["labels"]
@@ -116,15 +119,19 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         if not model.training:  # evaluation: plain NLL, comparable across objectives
             outputs = model(**inputs)
             return (outputs.loss, outputs) if return_outputs else outputs.loss
-        if self.gold.loss == "policy_gradient" and is_policy_gradient_update(self.state.global_step):
+        if "sampling" in self.objective.needs and is_policy_gradient_update(self.state.global_step):
             self.update_kinds[self.state.global_step] = "samples"
             return self.policy_gradient_loss(model, inputs, return_outputs)
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
         self._move_helpers(labels.device)
-        outputs = model(**model_inputs)
+        if self.objective.policy_dropout:
+            outputs = model(**model_inputs)
+        else:  # compared with a frozen model in eval mode, as the loss's reference does (dropout_state.py)
+            with without_dropout(model):
+                outputs = model(**model_inputs)
         batch = self.token_batch(model_inputs, labels, outputs, cached)
-        objective = objective_terms(batch, labels, self.gold, self)
+        objective = objective_terms(batch, labels, self.objective, self)
         normaliser = num_items_in_batch if num_items_in_batch is not None else objective.parts.num_tokens
         loss = (objective.loss_sum + self.model_terms(model, outputs, batch.mask)) / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
@@ -141,12 +148,12 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
         # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
         with torch.no_grad(), self.accelerator.autocast():
-            if self.gold.uses_lagged_policy:
+            if self.objective.uses_lagged_policy:
                 batch.lagged = token_logprobs(self.lagged_model, model_inputs, labels)
-            if self.gold.uses_rewards:
+            if self.objective.uses_rewards:
                 batch.mle = self.reward_token_logprobs(model_inputs, labels, cached)
-            if self.gold.uses_anchor:
-                batch.anchor = torch.log_softmax(self.reward_model(**model_inputs).logits.float(), dim=-1)
+            if self.objective.uses_anchor:
+                batch.anchor = torch.log_softmax(self.frozen_model(**model_inputs).logits.float(), dim=-1)
         return batch
 
     def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:
@@ -165,7 +172,7 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         loss_sum = reinforce_loss_sum(sampled, samples.labels.ne(-100), samples.rewards, baseline)
         loss = loss_sum / samples.rewards.numel() / self.args.gradient_accumulation_steps
         self.sampling.baseline.record(float(samples.rewards.mean()))
-        stats = self._gold_log
+        stats = self._objective_log
         stats["reward_sum"] = stats["reward_sum"] + samples.rewards.sum()
         stats["baseline_sum"] = stats["baseline_sum"] + baseline * samples.rewards.numel()
         stats["samples"] = stats["samples"] + samples.rewards.numel()
@@ -173,29 +180,31 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
 
     def _track(self, parts, weights, returns, terms, mask) -> None:
         # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
-        stats = self._gold_log
+        stats = self._objective_log
         stats["nll_sum"] = stats["nll_sum"] + parts.nll_sum
         stats["weight_sum"] = stats["weight_sum"] + weights[mask].sum()
         stats["return_sum"] = stats["return_sum"] + returns[mask].sum()
-        stats["weights_at_u"] = stats["weights_at_u"] + weights[mask].le(self.gold.min_weight).sum()
+        if self.objective.min_weight is not None:  # weights held up by the floor u (GOLD, TaiLr)
+            stats["weights_at_u"] = stats["weights_at_u"] + weights[mask].le(self.objective.min_weight).sum()
         if terms is not None:  # reward terms held up by the floor c (GOLD-p and GOLD-s only)
-            stats["terms_at_c"] = stats["terms_at_c"] + terms[mask].le(self.gold.floor).sum()
+            stats["terms_at_c"] = stats["terms_at_c"] + terms[mask].le(self.objective.floor).sum()
         stats["tokens"] = stats["tokens"] + parts.num_tokens
 
     def log(self, logs: dict, *args, **kwargs) -> None:
-        stats = self._gold_log
+        stats = self._objective_log
         tokens = float(stats["tokens"])
         if tokens and "loss" in logs:
             logs["nll"] = float(stats["nll_sum"]) / tokens
             logs["mean_weight"] = float(stats["weight_sum"]) / tokens
             logs["mean_return"] = float(stats["return_sum"]) / tokens
-            logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
-            if self.gold.uses_gold_returns:
+            if self.objective.min_weight is not None:
+                logs["share_weight_at_u"] = float(stats["weights_at_u"]) / tokens
+            if self.objective.uses_gold_returns:
                 logs["share_reward_at_c"] = float(stats["terms_at_c"]) / tokens
         samples = float(stats["samples"])
         if samples and "loss" in logs:
             logs["mean_sample_reward"] = float(stats["reward_sum"]) / samples
             logs["reward_baseline"] = float(stats["baseline_sum"]) / samples
         if "loss" in logs:
-            self._gold_log = dict.fromkeys(stats, 0.0)
+            self._objective_log = dict.fromkeys(stats, 0.0)
         super().log(logs, *args, **kwargs)

@@ -38,5 +38,8 @@ def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: Objective
     else:
         returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
     parts = weighted_nll(batch.logprobs, labels, weights, returns, settings.label_smoothing)
-    extra = entry.extra(batch, settings) if entry.extra is not None else 0.0
+    if entry.extra is None:
+        return ObjectiveTerms(parts.loss_sum, parts, weights, returns, terms)
+    # the extra term is part of the loss that label smoothing scales, as the weighted NLL is: (1 - eps) x loss + eps x smoothing
+    extra = (1.0 - settings.label_smoothing) * entry.extra(batch, settings, state)
     return ObjectiveTerms(parts.loss_sum + extra, parts, weights, returns, terms)

@@ -2,59 +2,48 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
+from ..workflow.objective_catalog import COMMON_SETTINGS, LOSSES, Loss
 from ..workflow.schema import defaults, load_schema
-from ..workflow.views import uses_mle_rewards
+
+# The fine-tuning block's settings an objective reads (its optimisation settings are the Trainer's).
+BLOCK_SETTINGS = ("sync_every", "sync_each_epoch", "horizon", "gamma", "label_smoothing", "rewards")
+KNOWN_SETTINGS = frozenset(BLOCK_SETTINGS) | set(COMMON_SETTINGS) | {name for row in LOSSES.values() for name in row.settings}
 
 
 @dataclass(frozen=True)
 class ObjectiveSettings:
-    """The settings of one fine-tuning objective (GOLD's paper symbols in brackets): a typed view of a
-    task's validated `gold` block merged with one entry of its `objectives` (defaults and ranges are the
-    schema's). The settings of other losses are None."""
+    """One objective's settings: its `loss` and the values it reads, a typed view of a task's validated
+    fine-tuning block merged with one entry of its `objectives` (defaults and ranges are the schema's, which
+    the catalog builds). Read a setting as an attribute (`settings.min_weight`); a setting of another loss
+    reads None, a name that is no setting at all is an AttributeError."""
 
-    loss: str  # a key of objectives.table.LOSSES
-    min_weight: float  # [u] floor of GOLD's importance weight; TaiLr's lower clamp
-    sync_every: int  # [k] optimizer updates between re-syncs of pi_tilde
-    sync_each_epoch: bool | None  # also re-sync pi_tilde at the start of every epoch (the authors' code)
-    horizon: int  # future tokens in a return, besides the current one
-    gamma: float  # discount inside the window
-    label_smoothing: float  # [epsilon] unweighted, as in the authors' code
-    rewards: str  # cached (looked up) or online (frozen MLE forward pass every step)
-    reward: str | None  # GOLD: delta (GOLD-delta), p (GOLD-p: log p_MLE) or s (GOLD-s: p_MLE)
-    floor: float | None  # GOLD: [c] floor of each reward term
-    baseline: float | None  # GOLD: [b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1)
-    lag: bool | None  # GOLD: weights from pi_tilde (True) or from the current policy (False)
-    density_ratio_threshold: float | None  # TaiLr's gamma
-    mixing_ratio: float | None  # MixCE's eta
-    drop_fraction: float | None  # loss truncation
-    warmup: int | None
-    window: int | None
-    start_from: str | None  # the model fine-tuning starts from (mle, or another objective)
-    baseline_margin: float | None  # policy gradient: moving-average baseline minus this margin
-    samples_per_input: int | None  # policy gradient
-    reward_metric: str | None  # policy gradient: None for the task metric
-    sample_with_task_lengths: bool | None  # policy gradient: samples under the task's length rules (False: from pi)
-    kl_weight: float | None  # ASFT: lambda of the KL anchor
-    clip_low: float | None  # PSFT: the ratio's clip range [1 - clip_low, 1 + clip_high]
-    clip_high: float | None
-    temperature: float | None  # iw-SFT: tau
-    max_weight: float | None  # iw-SFT: the importance weight's upper clamp
-    alpha: float | None  # probability family: (1 - p^alpha) / alpha; EAFT: exponent of the entropy weight
-    threshold: float | None  # probability family: keep tokens with p above/below it (None: all)
-    threshold_side: str | None
-    top_k: int | None  # EAFT: logits the entropy is taken over
-    normaliser: float | None  # EAFT: the entropy is divided by it
+    loss: str
+    values: Mapping[str, Any]
 
-    SHARED = ("loss", "min_weight", "sync_every", "horizon", "gamma", "label_smoothing", "rewards")
+    def __getattr__(self, name: str):
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]
+        if name in KNOWN_SETTINGS:
+            return None
+        raise AttributeError(f"'{name}' is not an objective setting (see workflow/objective_catalog.py)")
 
     @classmethod
-    def from_config(cls, values: dict) -> ObjectiveSettings:
-        missing = sorted(set(cls.SHARED) - set(values))
+    def from_config(cls, values: Mapping[str, Any]) -> ObjectiveSettings:
+        """From the validated fine-tuning block merged with one objective entry ({**block, **objective})."""
+        missing = sorted(set(BLOCK_SETTINGS) - set(values))
         if missing:
             raise ValueError(f"objective settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
-        return cls(**{name: values.get(name) for name in cls.__dataclass_fields__})
+        loss = values.get("loss", "gold")
+        if loss not in LOSSES:
+            raise ValueError(f"unknown loss '{loss}' (known: {', '.join(LOSSES)})")
+        kept = set(BLOCK_SETTINGS) | set(COMMON_SETTINGS) | set(LOSSES[loss].settings)
+        return cls(loss, {name: value for name, value in values.items() if name in kept})
 
     @classmethod
     def with_defaults(cls, **values) -> ObjectiveSettings:
@@ -63,8 +52,8 @@ class ObjectiveSettings:
         config is, so a misspelt or out-of-range setting is an error that names it."""
         schema = load_schema()["$defs"]
         objective_keys = set(schema["objective"]["properties"])
-        known = objective_keys | set(schema["gold"]["properties"]) | set(schema["optimization"]["properties"])  # gold: allOf optimization
-        unknown = sorted(set(values) - known)
+        block_keys = set(schema["gold"]["properties"]) | set(schema["optimization"]["properties"])  # the block: allOf optimization
+        unknown = sorted(set(values) - objective_keys - block_keys)
         if unknown:
             raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
         objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
@@ -72,25 +61,40 @@ class ObjectiveSettings:
         return cls.from_config({**block, **objective})
 
     @property
+    def row(self) -> Loss:
+        return LOSSES[self.loss]
+
+    @cached_property
+    def needs(self) -> frozenset[str]:
+        """What the loss reads besides the policy (objective_catalog.NEEDS)."""
+        return self.row.needs(self.values)
+
+    @property
     def uses_lagged_policy(self) -> bool:
         """Whether the loss reads pi_tilde, the lagged copy of the policy (GOLD with a lag; PSFT's pi_old)."""
-        return (self.loss == "gold" and bool(self.lag)) or self.loss == "psft"
+        return "lagged_policy" in self.needs
 
     @property
     def uses_rewards(self) -> bool:
         """Whether the loss reads the frozen MLE model's probabilities of the references (GOLD-p and GOLD-s,
         iw-SFT's reference policy)."""
-        return uses_mle_rewards({"loss": self.loss, "reward": self.reward})  # read every step: no asdict copy
+        return "mle_rewards" in self.needs
 
     @property
     def uses_gold_returns(self) -> bool:
         """Whether the weights are multiplied by GOLD's returns built from those rewards."""
-        return self.loss == "gold" and self.uses_rewards
+        return "gold_returns" in self.needs
 
     @property
     def uses_anchor(self) -> bool:
         """Whether the loss reads the frozen starting model's whole distribution (ASFT's KL anchor)."""
-        return self.loss == "asft"
+        return "anchor" in self.needs
+
+    @property
+    def policy_dropout(self) -> bool:
+        """False for the losses whose references compare the policy with a frozen model in the same
+        no-dropout state (a ratio or a KL): the policy's forward then runs without dropout."""
+        return self.row.dropout
 
     def to_dict(self) -> dict:
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        return {"loss": self.loss, **{key: value for key, value in self.values.items() if value is not None}}

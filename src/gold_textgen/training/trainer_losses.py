@@ -31,6 +31,7 @@ from ..objectives.loss_truncation import LossTruncation
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .checkpoint_state import TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
+from .dropout_state import forward_without_dropout
 from .objective_loss import objective_terms
 from .objective_settings import ObjectiveSettings
 
@@ -42,9 +43,9 @@ class ObjectiveLoss:
     seq2seq model, whose labels line up with its logits."""
 
     def __init__(self, loss: str = "gold", *, reference_model: PreTrainedModel | None = None, causal: bool = True, **settings):
-        if loss == "policy_gradient":
-            raise ValueError("the policy gradient samples from the policy during training: run it through the workflow")
         self.settings = ObjectiveSettings.with_defaults(loss=loss, **{"rewards": "online", **settings})
+        if "sampling" in self.settings.needs:
+            raise ValueError(f"the loss '{loss}' samples from the policy during training: run it through the workflow")
         if self.settings.rewards != "online":
             raise ValueError("outside the workflow the rewards come from reference_model every step: rewards must be 'online'")
         if (self.settings.uses_rewards or self.settings.uses_anchor) and reference_model is None:
@@ -52,7 +53,7 @@ class ObjectiveLoss:
         self.reference_model = frozen(reference_model) if reference_model is not None else None
         self.lagged_model: PreTrainedModel | None = None
         self.truncation = None
-        if loss == "loss_truncation":
+        if "truncation" in self.settings.needs:
             self.truncation = LossTruncation(self.settings.drop_fraction, self.settings.warmup, self.settings.window)
         self.causal = causal
         self._inputs: dict | None = None
@@ -62,12 +63,16 @@ class ObjectiveLoss:
         return ObjectiveCallback(self)
 
     def attach(self, model: torch.nn.Module) -> None:
-        """Hand the policy's inputs to the helper models: a forward pre-hook keeps the latest call's."""
+        """Hand the policy's inputs to the helper models: a forward pre-hook keeps the latest call's. For a
+        loss that compares the policy with a frozen model (ASFT, PSFT, iw-SFT) the policy's forward runs
+        without dropout, as in the workflow's trainer."""
 
         def keep_inputs(module, args, kwargs):
             self._inputs = {"input_ids": args[0], **kwargs} if args else dict(kwargs)
 
         model.register_forward_pre_hook(keep_inputs, with_kwargs=True)
+        if not self.settings.policy_dropout:
+            forward_without_dropout(model)
 
     def __call__(self, outputs, labels: torch.Tensor, num_items_in_batch: torch.Tensor | int | None = None) -> torch.Tensor:
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs.logits

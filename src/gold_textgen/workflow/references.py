@@ -8,49 +8,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import ConfigError
+from .objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, readers
 from .setting_relations import check_setting_relations
 from .training_loggers import logger_problem
 from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives
 
-# The objective settings each loss reads (besides `loss` and `start_from`, which every objective has). A
-# setting of another loss would be silently ignored, so it is an error; the schema's defaults (u = 0) are
-# not the user's and are not checked.
-LOSS_SETTINGS = {
-    "gold": ("reward", "min_weight", "floor", "baseline", "lag", "horizon", "sync_every"),
-    "dft": (),
-    "tailr": ("density_ratio_threshold", "min_weight"),
-    "mixce": ("mixing_ratio",),
-    "loss_truncation": ("drop_fraction", "warmup", "window"),
-    "nll": (),
-    "policy_gradient": ("baseline", "baseline_margin", "samples_per_input", "reward_metric", "sample_with_task_lengths"),
-    "asft": ("kl_weight",),
-    "psft": ("clip_low", "clip_high", "sync_every"),  # pi_old is the lagged policy, re-synced every k updates
-    "iw_sft": ("temperature", "max_weight"),
-    "probability": ("alpha", "threshold", "threshold_side"),
-    "eaft": ("alpha", "top_k", "normaliser"),
-}
-EVERY_OBJECTIVE = ("loss", "start_from")
-
 
 def check_objective_keys(config: dict) -> None:
-    """Every setting the user wrote under an objective applies to its loss. Call it on the config as
-    written (before the schema fills in defaults); keys of the wrong type are left to the schema."""
+    """Every setting the user wrote under an objective applies to its loss (the catalog's row; a setting of
+    another loss would be silently ignored). Call it on the config as written (before the schema fills in
+    defaults); keys of the wrong type or unknown everywhere are left to the schema."""
     tasks = config.get("tasks")
     for task_name, task in tasks.items() if isinstance(tasks, dict) else ():
         objectives = task.get("objectives") if isinstance(task, dict) else None
         for name, settings in objectives.items() if isinstance(objectives, dict) else ():
-            if not isinstance(settings, dict):
+            if not isinstance(settings, dict) or settings.get("loss", DEFAULT_LOSS) not in LOSSES:
                 continue
-            loss = settings.get("loss", "gold")
-            applicable = LOSS_SETTINGS.get(loss)
-            if applicable is None:
-                continue
+            row = LOSSES[settings.get("loss", DEFAULT_LOSS)]
             for key in settings:
-                if key not in applicable and key not in EVERY_OBJECTIVE and any(key in keys for keys in LOSS_SETTINGS.values()):
-                    readers = [other for other, keys in LOSS_SETTINGS.items() if key in keys]
+                if key not in row.settings and key not in COMMON_SETTINGS and key != "loss" and readers(key):
                     raise ConfigError(
-                        f"config key tasks.{task_name}.objectives.{name}.{key}: does not apply to loss {loss} "
-                        f"(it is a setting of {', '.join(readers)}; loss {loss} reads {', '.join(applicable) or 'none of them'})"
+                        f"config key tasks.{task_name}.objectives.{name}.{key}: does not apply to loss {row.name} "
+                        f"(it is a setting of {', '.join(readers(key))}; loss {row.name} reads {', '.join(row.settings) or 'none of them'})"
                     )
 
 

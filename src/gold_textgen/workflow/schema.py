@@ -20,6 +20,7 @@ from jsonschema import Draft202012Validator, validators
 
 from .builtin_objectives import add_builtin_objectives
 from .errors import ConfigError
+from .objective_catalog import objective_schema
 from .references import check_objective_keys, check_references
 
 SCHEMA_FILE = "config.schema.yaml"
@@ -101,7 +102,9 @@ def _number_hint(error: jsonschema.ValidationError) -> str:
 def load_schema(schema_path: str | Path | None = None) -> dict:
     with (files(__package__) / SCHEMA_FILE if schema_path is None else Path(schema_path)).open(encoding="utf-8") as handle:
         # libyaml's loader when present: the schema is parsed at every Snakemake start (dry runs included)
-        return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        schema = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    schema["$defs"]["objective"] = objective_schema()  # one row per loss in the catalog
+    return schema
 
 
 def validate_config(config: dict, schema_path: str | Path | None = None) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import ConfigError
+from .objective_catalog import needs
 from .views import decoder_view, is_causal, is_recurrent
 
 SPLIT_NAMES = ("train", "valid", "test")
@@ -81,8 +82,7 @@ def _check_schedules(name: str, task: dict) -> None:
     if gold["sync_each_epoch"]:
         return
     for objective_name, objective in task["objectives"].items():
-        loss = objective.get("loss", "gold")
-        lagged = (loss == "gold" and objective.get("lag", True)) or loss == "psft"
+        lagged = "lagged_policy" in needs(objective)
         sync_every = objective.get("sync_every") or gold["sync_every"]
         if lagged and sync_every > gold["max_steps"]:
             key = "sync_every" if objective.get("sync_every") else "(gold.sync_every)"

@@ -4,6 +4,7 @@ output, so Snakemake reruns a job when (and only when) one of them changes."""
 from __future__ import annotations
 
 from .errors import ConfigError
+from .objective_catalog import needs
 
 
 def sample_ids(decoder: dict) -> list[int]:
@@ -68,10 +69,26 @@ def analysis_view(analysis: dict, rule: str) -> dict:
 
 def uses_mle_rewards(objective: dict) -> bool:
     """Whether a fine-tuning objective (an entry of a task's `objectives`) reads p_MLE of the frozen MLE
-    model's reference tokens (the reward cache): GOLD-p and GOLD-s do, and iw-SFT (its reference policy);
-    GOLD-delta and the other objectives do not."""
-    loss = objective.get("loss", "gold")
-    return (loss == "gold" and objective.get("reward") != "delta") or loss == "iw_sft"
+    model's reference tokens (the reward cache): the catalog's `mle_rewards` need (GOLD-p and GOLD-s,
+    iw-SFT's reference policy)."""
+    return "mle_rewards" in needs(objective)
+
+
+def label_smoothing_by_objective(config: dict) -> dict[str, dict[str, float]]:
+    """Per task of the experiment, the label smoothing each of its objectives trains with: MLE the `mle`
+    block's; a fine-tuning objective its own `label_smoothing`, else (its loss's default is the block's)
+    the fine-tuning block's."""
+    smoothing = {}
+    for task in config["experiment"]["tasks"]:
+        settings = config["tasks"][task]
+        block = settings["gold"]["label_smoothing"]
+        values = {"mle": settings["mle"]["label_smoothing"]}
+        for objective in task_objectives(config, task):
+            if objective != "mle":
+                own = settings["objectives"][objective].get("label_smoothing")
+                values[objective] = block if own is None else own
+        smoothing[task] = values
+    return smoothing
 
 
 def task_config(config: dict, task: str) -> dict:
