@@ -90,10 +90,10 @@ def run(
     order = list(length_sorted_batches([len(x) for x in dataset["labels"]], batch_size))
     batches = [collate([dataset[i] for i in order[k % len(order)]]) for k in range(steps + warmup)]
     objective = task["objectives"].get("gold_s") or defaults("objective", reward="s", floor=0.1, min_weight=0.1)
-    smoothing = task["gold"]["label_smoothing"]
+    smoothing = task["fine_tune"]["label_smoothing"]
 
     def gold(rewards: str):
-        settings = ObjectiveSettings.from_config({**task["gold"], **objective, "rewards": rewards})
+        settings = ObjectiveSettings.from_config({**task["fine_tune"], **objective, "rewards": rewards})
         model = copy.deepcopy(policy)
         frozen_model = frozen_copy(policy) if rewards == "online" else None
         trainer = FineTuneTrainer(
@@ -109,7 +109,7 @@ def run(
 
     def token_weighted(loss: str):
         """A loss of the objectives table with no helper model (DFT: each token weighted by its own p)."""
-        settings = ObjectiveSettings.from_config({**task["gold"], **defaults("objective", loss=loss)})
+        settings = ObjectiveSettings.from_config({**task["fine_tune"], **defaults("objective", loss=loss)})
         model = copy.deepcopy(policy)
         trainer = FineTuneTrainer(
             model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, objective=settings
@@ -119,7 +119,7 @@ def run(
     def policy_gradient(samples_per_input: int):
         """An on-policy update every step (the odd updates of the interleaved schedule)."""
         objective = defaults("objective", loss="policy_gradient", baseline=0.05, samples_per_input=samples_per_input)
-        settings = ObjectiveSettings.from_config({**task["gold"], **objective})
+        settings = ObjectiveSettings.from_config({**task["fine_tune"], **objective})
         model = copy.deepcopy(policy)
         sampling = on_policy_sampling(task, settings, model, tokenizer)
         trainer = FineTuneTrainer(

@@ -95,8 +95,8 @@ def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
         (lambda c: c["tasks"]["demo"].update(dev_decoder="topk5"), r"tasks\.demo\.dev_decoder: 'topk5' samples"),
         (lambda c: c["tasks"]["demo"]["mle"].update(tokens_per_update=4096), r"tasks\.demo\.mle\.tokens_per_update: needs max_tokens"),
         (
-            lambda c: c["tasks"]["demo"]["gold"].update(tokens_per_update=4096, max_tokens=1024, gradient_accumulation_steps=2),
-            r"tasks\.demo\.gold\.gradient_accumulation_steps: leave it at 1 with tokens_per_update",
+            lambda c: c["tasks"]["demo"]["fine_tune"].update(tokens_per_update=4096, max_tokens=1024, gradient_accumulation_steps=2),
+            r"tasks\.demo\.fine_tune\.gradient_accumulation_steps: leave it at 1 with tokens_per_update",
         ),
     ],
 )
@@ -132,10 +132,10 @@ def test_training_view_separates_objectives(config):
     task = validate_config(config)["tasks"]["demo"]
     changed = copy.deepcopy(task)
     changed["objectives"]["gold_p"]["min_weight"] = 0.2
-    changed["gold"]["sync_every"] = 7
+    changed["fine_tune"]["sync_every"] = 7
     assert training_view(changed, "mle") == training_view(task, "mle")  # MLE ignores GOLD settings
     assert training_view(changed, "gold_s") != training_view(task, "gold_s")  # shared GOLD settings count
-    changed["gold"]["sync_every"] = task["gold"]["sync_every"]
+    changed["fine_tune"]["sync_every"] = task["fine_tune"]["sync_every"]
     assert training_view(changed, "gold_s") == training_view(task, "gold_s")  # another objective's don't
     assert training_view(changed, "gold_p") != training_view(task, "gold_p")
 
@@ -292,7 +292,7 @@ def test_merged_config_layers_overlays_as_snakemake_does(tmp_path):
     model = merged["tasks"]["demo"]["model"]
     assert model["architecture"] == "causal" and model["d_model"] == 768 and model["decoder_layers"] == 4
     assert merged["tasks"]["demo"]["objectives"] == base["tasks"]["demo"]["objectives"]  # untouched keys stay
-    gold, base_gold = merged["tasks"]["demo"]["gold"], base["tasks"]["demo"]["gold"]
+    gold, base_gold = merged["tasks"]["demo"]["fine_tune"], base["tasks"]["demo"]["fine_tune"]
     assert gold["sync_every"] == 100 != base_gold["sync_every"] and gold["horizon"] == base_gold["horizon"]  # merged key by key
     assert merged_config(REPO / "config.yaml") == base
 
@@ -326,3 +326,14 @@ def test_a_sentence_split_reads_one_file_and_no_line_ranges(config, source, mess
 def test_a_sentence_split_draws_with_seed_zero_unless_told(config):
     source = validate_config(nqg_task(config, sentence_split={"valid": 5, "test": 5}))["tasks"]["demo"]["source"]
     assert source["sentence_split"] == {"valid": 5, "test": 5, "seed": 0} and source["line_ranges"] == {}
+
+
+def test_the_old_name_of_the_fine_tuning_block_is_read_with_a_deprecation_message(config):
+    config["tasks"]["demo"]["gold"] = {"sync_every": 7}  # an old overlay over the new config.yaml's fine_tune block
+    with pytest.warns(FutureWarning, match=r"config key tasks\.demo\.gold: renamed to tasks\.demo\.fine_tune"):
+        task = validate_config(config)["tasks"]["demo"]
+    assert "gold" not in task and task["fine_tune"]["sync_every"] == 7
+    assert (
+        task["fine_tune"]["learning_rate"]
+        == yaml.safe_load((REPO / "config.yaml").read_text())["tasks"]["demo"]["fine_tune"]["learning_rate"]
+    )

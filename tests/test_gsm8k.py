@@ -89,6 +89,6 @@ def test_the_gsm8k_config_fine_tunes_the_base_model_three_epochs_and_stops_on_ri
     epochs = sft["max_steps"] * sft["batch_size"] * sft["gradient_accumulation_steps"] / task["source"]["expected_sizes"]["train"]
     assert 2.95 <= epochs <= 3.05, epochs
     standard_error = 100 * math.sqrt(0.4 * 0.6 / task["source"]["valid_size"])
-    for stage in ("mle", "gold"):
+    for stage in ("mle", "fine_tune"):
         assert task[stage]["early_stopping_threshold"] >= 0.9 * standard_error
         assert task[stage]["eval_max_examples"] == task["source"]["valid_size"]  # selection on every dev problem

@@ -77,20 +77,20 @@ def test_sub_packages_import_only_downwards():
 
 def test_the_direction_check_catches_an_upward_import_and_a_sideways_one():
     modules = {
-        "gold_textgen.data.prepare": {"gold_textgen.training.trainer"},  # upward
+        "gold_textgen.data.prepare": {"gold_textgen.training.training_job"},  # upward
         "gold_textgen.analysis.tables": {"gold_textgen.training.mle"},  # sideways, same rank
-        "gold_textgen.training.mle": {"gold_textgen.data.tokenization", "gold_textgen.training.trainer"},  # fine
+        "gold_textgen.training.mle": {"gold_textgen.data.tokenization", "gold_textgen.training.training_job"},  # fine
     }
     problems = import_violations(modules)
     assert [problem.split(":")[0] for problem in problems] == [
         "gold_textgen.analysis.tables (analysis) imports gold_textgen.training.mle (training)",
-        "gold_textgen.data.prepare (data) imports gold_textgen.training.trainer (training)",
+        "gold_textgen.data.prepare (data) imports gold_textgen.training.training_job (training)",
     ]
 
 
 def test_relative_imports_are_resolved_from_the_importing_module():
     path = PACKAGE / "training" / "mle.py"
-    assert "gold_textgen.training.trainer" in imported_modules(path)
+    assert "gold_textgen.training.training_job" in imported_modules(path)
     assert "gold_textgen.data.tokenization" in imported_modules(path)
 
 
@@ -101,3 +101,41 @@ def test_cpu_only_job_modules_do_not_import_torch():
     probe += "; import sys; print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+MAX_MODULE_LINES = 350
+
+
+def test_no_module_is_longer_than_the_limit():
+    lengths = {module_name(path): len(path.read_text(encoding="utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+    assert {module: lines for module, lines in lengths.items() if lines > MAX_MODULE_LINES} == {}
+
+
+def import_cycles(modules: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of the module-level import graph (each as the modules along it, its first repeated)."""
+    cycles, state = [], {}
+
+    def visit(module: str, trail: list[str]) -> None:
+        state[module] = "open"
+        for target in sorted(modules.get(module, ())):
+            if state.get(target) == "open":
+                cycles.append([*trail[trail.index(target) :], target])
+            elif target not in state:
+                visit(target, [*trail, target])
+        state[module] = "done"
+
+    for module in sorted(modules):
+        if module not in state:
+            visit(module, [module])
+    return cycles
+
+
+def test_no_import_cycles():
+    modules = {module_name(path): imported_modules(path) for path in PACKAGE.rglob("*.py")}
+    # `from . import x` in a package names the package itself: not an edge
+    modules = {module: {target for target in imports if target in modules and target != module} for module, imports in modules.items()}
+    assert import_cycles(modules) == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]

@@ -9,7 +9,7 @@ from settings import TINY_MODEL
 
 from gold_textgen.models.transformer import load_pretrained_model
 from gold_textgen.training.launch import job_to_spec, run_training, spec_to_job, worker_count
-from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.training.training_job import TrainingJob
 
 
 def tiny_job(tiny_data, tmp_path) -> TrainingJob:

@@ -36,7 +36,7 @@ TEST_SIZED = {
                 "max_position_embeddings": 64,
             },
             "mle": {"max_steps": 20, "eval_steps": 10, "warmup_steps": 5, "batch_size": 32, "eval_max_examples": 30},
-            "gold": {"max_steps": 10, "eval_steps": 5, "warmup_steps": 2, "batch_size": 32, "eval_max_examples": 30, "sync_every": 4},
+            "fine_tune": {"max_steps": 10, "eval_steps": 5, "warmup_steps": 2, "batch_size": 32, "eval_max_examples": 30, "sync_every": 4},
             "generation": {"max_new_tokens": 24},
         }
     },

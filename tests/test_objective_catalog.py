@@ -12,15 +12,16 @@ from gold_textgen.objectives import table
 from gold_textgen.training.fine_tune_trainer import HELPER_ARGUMENTS
 from gold_textgen.training.objective_settings import KNOWN_SETTINGS
 from gold_textgen.workflow import objective_catalog as catalog
+from gold_textgen.workflow.cross_references import check_objective_keys
 from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.references import check_objective_keys
+from gold_textgen.workflow.objective_schema import objective_schema
 from gold_textgen.workflow.schema import defaults, load_schema
 
 
 def disagreements(schema_objective: dict) -> list[str]:
     """Where an objective schema differs from the one the rows describe: loss names, settings, types, and
     each loss's defaults and required settings."""
-    expected = catalog.objective_schema()
+    expected = objective_schema()
     problems = []
     if schema_objective["properties"]["loss"]["enum"] != list(catalog.LOSSES):
         problems.append("loss names")
@@ -73,7 +74,7 @@ def test_two_rows_must_agree_on_a_shared_settings_type(monkeypatch):
     changed = catalog.Loss(**{**eaft.__dict__, "settings": {**eaft.settings, "alpha": catalog.Setting({"type": "integer"}, "other")}})
     monkeypatch.setitem(catalog.LOSSES, "eaft", changed)
     with pytest.raises(ValueError, match="setting 'alpha' has different types in the rows of probability, eaft"):
-        catalog.objective_schema()
+        objective_schema()
 
 
 def test_every_row_has_its_functions_helpers_settings_and_label():

@@ -109,7 +109,7 @@ def test_the_footer_states_each_objectives_label_smoothing():
                     "source": {"kind": "synthetic"},
                     "model": {"kind": "scratch"},
                     "mle": {"label_smoothing": 0.1},
-                    "gold": {"label_smoothing": 0.2},
+                    "fine_tune": {"label_smoothing": 0.2},
                     "objectives": {
                         "gold_s": {"reward": "s"},
                         "dft": {"loss": "dft"},

@@ -12,7 +12,7 @@ from transformers import GenerationConfig
 
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.description import model_family
-from gold_textgen.training.trainer import accumulation_steps
+from gold_textgen.training.training_job import accumulation_steps
 from gold_textgen.workflow.resources import size_class, stage_request
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
@@ -97,7 +97,7 @@ def test_every_training_and_decoding_setting_names_its_source():
                 missing.append(f"paper.yaml:{number}: {line.strip()} (no source cited)")
         setting = re.match(r"^ {6,}(\w+): \S", line)
         commented = "#" in line
-        if block in ("mle", "gold") and setting and not commented:
+        if block in ("mle", "fine_tune") and setting and not commented:
             missing.append(f"paper.yaml:{number}: {line.strip()}")
         if block == "objectives" and setting and setting.group(1) != "reward" and not commented:
             missing.append(f"paper.yaml:{number}: {line.strip()}")
@@ -105,8 +105,8 @@ def test_every_training_and_decoding_setting_names_its_source():
 
 
 # fairseq's recipes: GPUs x max-tokens x update-freq (MLE: examples/bart on 8 GPUs; GOLD: the authors' 4-GPU scripts).
-RECIPE_TOKENS_PER_UPDATE = {("cnndm", "mle"): 8 * 2048 * 4, ("xsum", "mle"): 8 * 2048 * 2, ("cnndm", "gold"): 4 * 1024 * 2}
-RECIPE_TOKENS_PER_UPDATE |= {("xsum", "gold"): 4 * 1024 * 1, ("nqg", "mle"): 4 * 512, ("nqg", "gold"): 4 * 512}
+RECIPE_TOKENS_PER_UPDATE = {("cnndm", "mle"): 8 * 2048 * 4, ("xsum", "mle"): 8 * 2048 * 2, ("cnndm", "fine_tune"): 4 * 1024 * 2}
+RECIPE_TOKENS_PER_UPDATE |= {("xsum", "fine_tune"): 4 * 1024 * 1, ("nqg", "mle"): 4 * 512, ("nqg", "fine_tune"): 4 * 512}
 
 
 @pytest.mark.parametrize("gpus", [1, 4, 8])

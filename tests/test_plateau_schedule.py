@@ -9,7 +9,7 @@ from settings import TINY_MODEL
 from test_training import CrashAfterCheckpoint, run_job, training_losses
 
 from gold_textgen.training.plateau_schedule import PlateauHalving
-from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.training.training_job import TrainingJob
 
 
 def factors(curve, patience=3, learning_rate=1e-3, min_learning_rate=1e-6):

@@ -72,9 +72,9 @@ def test_warmup_longer_than_training(config):
 
 
 def test_a_lagged_policy_never_resynced(config):
-    config["tasks"]["demo"].setdefault("gold", {}).update(max_steps=300, sync_every=500, warmup_steps=10)
-    refused(config, r"objectives\.gold_\w+\.\(gold\.sync_every\): the lagged policy is re-synced every 500 updates, more than .*300")
-    config["tasks"]["demo"]["gold"]["sync_each_epoch"] = True  # then it is re-synced every epoch anyway
+    config["tasks"]["demo"].setdefault("fine_tune", {}).update(max_steps=300, sync_every=500, warmup_steps=10)
+    refused(config, r"objectives\.gold_\w+\.\(fine_tune\.sync_every\): the lagged policy is re-synced every 500 updates, more than .*300")
+    config["tasks"]["demo"]["fine_tune"]["sync_each_epoch"] = True  # then it is re-synced every epoch anyway
     validate_config(copy.deepcopy(config))
 
 

@@ -1,5 +1,5 @@
 """TRL's token statistics in every trainer's log lines (training/token_statistics.py), and the names a run
-has in W&B and MLflow (training/trainer.py)."""
+has in W&B and MLflow (training/training_job.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import torch
 
 from gold_textgen.training.token_statistics import TokenStatistics
-from gold_textgen.training.trainer import TrainingJob, name_in_trackers
+from gold_textgen.training.training_job import TrainingJob, name_in_trackers
 
 
 class LogCatcher:

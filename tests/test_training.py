@@ -22,7 +22,7 @@ from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, C
 from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
-from gold_textgen.training.trainer import TrainingJob, training_arguments
+from gold_textgen.training.training_job import TrainingJob, training_arguments
 from gold_textgen.workflow.files import read_json, write_jsonl
 from gold_textgen.workflow.schema import defaults
 from gold_textgen.workflow.views import training_view
@@ -80,8 +80,8 @@ def trained_mle(tiny_data, tmp_path_factory):
     tokenizer.save_pretrained(tmp_path / "tok")
     task = tiny_task({**TINY_MODEL, "dropout": 0.1})
     task["mle"].update(max_steps=8)
-    task["gold"].update(max_steps=12, eval_steps=3, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=4)
-    task["gold"]["early_stopping_patience"] = 100
+    task["fine_tune"].update(max_steps=12, eval_steps=3, batch_size=16, warmup_steps=1, eval_max_examples=8, sync_every=4)
+    task["fine_tune"]["early_stopping_patience"] = 100
     task["objectives"] = {
         "gold_s": defaults("objective", reward="s", floor=0.1, min_weight=0.1),
         # a cut-off computed before the first checkpoint and recomputed between the interruptions

@@ -16,7 +16,7 @@ from transformers import TrainerCallback
 from gold_textgen.training.checkpoints import COMPLETE_FILE
 from gold_textgen.training.divergence import TrainingDiverged
 from gold_textgen.training.mle import train_mle
-from gold_textgen.training.trainer import TrainingJob
+from gold_textgen.training.training_job import TrainingJob
 
 
 def mle_job(tiny_data, tmp_path, **mle_settings):

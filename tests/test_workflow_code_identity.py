@@ -41,7 +41,7 @@ def test_each_training_stage_holds_its_own_code_only():
     mle = module_closure({"gold_textgen.training.mle", "gold_textgen.training.launch"}, root)
     fine_tune = module_closure({"gold_textgen.training.fine_tune", "gold_textgen.training.launch"}, root)
     assert "gold_textgen.objectives.gold" in fine_tune and "gold_textgen.objectives.gold" not in mle
-    assert "gold_textgen.training.trainer" in mle and "gold_textgen.workflow" in mle  # parents packages count too
+    assert "gold_textgen.training.training_job" in mle and "gold_textgen.workflow" in mle  # parents packages count too
     prepare = module_closure({"gold_textgen.data.prepare"}, root)
     assert not any(name.startswith("gold_textgen.training") for name in prepare)
 

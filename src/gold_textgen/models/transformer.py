@@ -1,5 +1,6 @@
-"""Seq2seq models: a transformer built from config sizes, or a pretrained checkpoint (the recurrent copy
-models of the paper's Tables 1 and 2 are in recurrent.py; `initial_model` builds either).
+"""Seq2seq models: a transformer built from config sizes, or a pretrained checkpoint. `initial_model` builds
+any of the three families a task may name: these transformers, the recurrent copy models of the paper's
+Tables 1 and 2 (recurrent.py) and decoder-only models (prompt_completion.py).
 
 Two from-scratch layouts, both plain post-LayerNorm encoder-decoders with tied embeddings:
 

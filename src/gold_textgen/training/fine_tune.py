@@ -1,4 +1,4 @@
-"""Fine-tuning from the MLE checkpoint of the same seed, with a fresh optimizer, on the task's `gold`
+"""Fine-tuning from the MLE checkpoint of the same seed, with a fresh optimizer, on the task's `fine_tune`
 schedule: GOLD (a lagged policy and, by default, cached rewards) or a peer objective; see
 fine_tune_trainer.py for the per-step mechanics."""
 
@@ -23,7 +23,7 @@ from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .reward_cache import attach_cached_rewards
-from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments
+from .training_job import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> dict:
     """Fine-tune the model in `start_dir` (the MLE model of the job's seed, or the objective it starts
     from) with the job's objective."""
-    settings = job.task["gold"]
+    settings = job.task["fine_tune"]
     objective = ObjectiveSettings.from_config({**settings, **job.task["objectives"][job.objective]})
     seed_everything(job.seed)
     tokenizer = load_tokenizer(start_dir)

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from ..workflow.logs import freeze_imported_objects
-from .trainer import TrainingJob
+from .training_job import TrainingJob
 
 log = logging.getLogger(__name__)
 # Each kind's training function, imported by name when it runs: the code identity of a training step

@@ -17,7 +17,7 @@ from .checkpoint_loading import KnownMissingKeys
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
-from .trainer import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
+from .training_job import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save
 
 log = logging.getLogger(__name__)
 

@@ -52,12 +52,12 @@ class ObjectiveSettings:
         config is, so a misspelt or out-of-range setting is an error that names it."""
         schema = load_schema()["$defs"]
         objective_keys = set(schema["objective"]["properties"])
-        block_keys = set(schema["gold"]["properties"]) | set(schema["optimization"]["properties"])  # the block: allOf optimization
+        block_keys = set(schema["fine_tune"]["properties"]) | set(schema["optimization"]["properties"])  # the block: allOf optimization
         unknown = sorted(set(values) - objective_keys - block_keys)
         if unknown:
             raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
         objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
-        block = defaults("gold", **{k: v for k, v in values.items() if k not in objective_keys})
+        block = defaults("fine_tune", **{k: v for k, v in values.items() if k not in objective_keys})
         return cls.from_config({**block, **objective})
 
     @property

@@ -1,7 +1,7 @@
 """Objectives every task has without a config entry.
 
 `mle_continued` is the control that tells a gain of GOLD from a gain of more training: loss `nll` (weight 1
-on every reference token) from the same MLE model, on the same fine-tuning schedule (the task's `gold`
+on every reference token) from the same MLE model, on the same fine-tuning schedule (the task's `fine_tune`
 section) as the GOLD objectives. A task may still define `mle_continued` itself; its entry is kept.
 """
 

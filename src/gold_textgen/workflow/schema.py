@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from importlib.resources import files
 from pathlib import Path
 
@@ -19,9 +20,9 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 
 from .builtin_objectives import add_builtin_objectives
+from .cross_references import check_objective_keys, check_references
 from .errors import ConfigError
-from .objective_catalog import objective_schema
-from .references import check_objective_keys, check_references
+from .objective_schema import objective_schema
 
 SCHEMA_FILE = "config.schema.yaml"
 
@@ -111,6 +112,7 @@ def validate_config(config: dict, schema_path: str | Path | None = None) -> dict
     """Validate `config` in place (adding the built-in objectives, filling defaults) and check
     cross-references; return it."""
     schema = load_schema(schema_path)
+    rename_deprecated_keys(config)
     add_builtin_objectives(config)
     as_written = copy.deepcopy(config)  # the keys the user set, before the defaults are filled in
     validator = _with_defaults(Draft202012Validator)(schema)
@@ -123,6 +125,26 @@ def validate_config(config: dict, schema_path: str | Path | None = None) -> dict
     _check_finite(config, [])
     check_references(config)
     return config
+
+
+# Task keys renamed since: old name -> new name (the old one is read, with a warning).
+RENAMED_TASK_KEYS = {"gold": "fine_tune"}
+
+
+def rename_deprecated_keys(config: dict) -> None:
+    """Read a task's old key names (`gold:`, the fine-tuning block of every objective, now `fine_tune:`)
+    under their new names, in place, with a FutureWarning that names the key. Where both are set (an old
+    overlay over a new config.yaml) the old block's values are merged over the new one's, as the overlay
+    meant."""
+    tasks = config.get("tasks")
+    for name, task in tasks.items() if isinstance(tasks, dict) else ():
+        if not isinstance(task, dict):
+            continue
+        for old, new in RENAMED_TASK_KEYS.items():
+            if old in task:
+                warnings.warn(f"config key tasks.{name}.{old}: renamed to tasks.{name}.{new}; read as {new}", FutureWarning, stacklevel=3)
+                value = task.pop(old)
+                task[new] = {**task[new], **value} if isinstance(task.get(new), dict) and isinstance(value, dict) else value
 
 
 def defaults(definition: str, **values) -> dict:

@@ -71,25 +71,25 @@ def _check_output_lengths(config: dict, name: str, task: dict) -> None:
 def _check_schedules(name: str, task: dict) -> None:
     """A warm-up longer than training never reaches the learning rate; a lagged policy re-synced less often
     than once in the run stays the starting model throughout."""
-    for stage in ("mle", "gold"):
+    for stage in ("mle", "fine_tune"):
         settings = task[stage]
         if settings["lr_scheduler"] != "constant" and settings["warmup_steps"] > settings["max_steps"]:
             raise ConfigError(
                 f"config key tasks.{name}.{stage}.warmup_steps: {settings['warmup_steps']} warm-up updates exceed "
                 f"max_steps ({settings['max_steps']}): the learning rate would never reach its set value"
             )
-    gold = task["gold"]
+    gold = task["fine_tune"]
     if gold["sync_each_epoch"]:
         return
     for objective_name, objective in task["objectives"].items():
         lagged = "lagged_policy" in needs(objective)
         sync_every = objective.get("sync_every") or gold["sync_every"]
         if lagged and sync_every > gold["max_steps"]:
-            key = "sync_every" if objective.get("sync_every") else "(gold.sync_every)"
+            key = "sync_every" if objective.get("sync_every") else "(fine_tune.sync_every)"
             raise ConfigError(
                 f"config key tasks.{name}.objectives.{objective_name}.{key}: the lagged policy is re-synced every "
-                f"{sync_every} updates, more than the run's gold.max_steps ({gold['max_steps']}), so it would stay the "
-                "starting model; lower sync_every, or set gold.sync_each_epoch"
+                f"{sync_every} updates, more than the run's fine_tune.max_steps ({gold['max_steps']}), so it would stay the "
+                "starting model; lower sync_every, or set fine_tune.sync_each_epoch"
             )
 
 

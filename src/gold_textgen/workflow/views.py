@@ -81,7 +81,7 @@ def label_smoothing_by_objective(config: dict) -> dict[str, dict[str, float]]:
     smoothing = {}
     for task in config["experiment"]["tasks"]:
         settings = config["tasks"][task]
-        block = settings["gold"]["label_smoothing"]
+        block = settings["fine_tune"]["label_smoothing"]
         values = {"mle": settings["mle"]["label_smoothing"]}
         for objective in task_objectives(config, task):
             if objective != "mle":
@@ -149,7 +149,7 @@ def training_view(task: dict, objective: str) -> dict:
     reruns decoding but never training; MLE ignores the GOLD settings, and a GOLD objective sees only
     its own entry of `objectives` (its MLE starting point is an input file, tracked by Snakemake).
     """
-    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "gold", "objectives", *NOT_TRAINING)}
+    view = {key: value for key, value in task.items() if key not in ("generation", "mle", "fine_tune", "objectives", *NOT_TRAINING)}
     view["source"] = training_source_view(task["source"])
     view["generation"] = {k: v for k, v in task["generation"].items() if k not in DECODING_ONLY}
     if objective == "mle":
@@ -157,7 +157,7 @@ def training_view(task: dict, objective: str) -> dict:
     else:
         if objective not in task.get("objectives", {}):
             raise ConfigError(f"objective '{objective}' is not defined under tasks.{task.get('name', '?')}.objectives")
-        view["gold"] = task["gold"]
+        view["fine_tune"] = task["fine_tune"]
         view["objectives"] = {objective: task["objectives"][objective]}
     return view
 

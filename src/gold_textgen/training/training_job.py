@@ -1,5 +1,6 @@
-"""The Seq2SeqTrainer toolkit every objective shares: training arguments, dev metric, checkpoint
-selection, resuming and the atomic write of the best model (MLE in mle.py, GOLD in gold.py).
+"""What every training job shares, MLE (mle.py) and fine-tuning with any objective (fine_tune.py): the job's
+description (`TrainingJob`), training arguments, dev metric, checkpoint selection, resuming and the
+atomic write of the best model; the trainer classes themselves are MleTrainer and FineTuneTrainer.
 
 The dev metric (BLEU or ROUGE-2 of greedy decodes) picks the best checkpoint, never the loss: GOLD raises
 NLL while improving outputs, so loss-based selection would pick the wrong model (the authors' README warns

@@ -89,7 +89,7 @@ def check_references(config: dict) -> None:
         for key in ("synonym_probs", "class_shares", "chunk_probs"):
             if source["kind"] == "synthetic" and abs(sum(source[key]) - 1) > 1e-6:
                 raise ConfigError(f"config key tasks.{name}.source.{key}: must sum to 1")
-        for stage in ("mle", "gold"):
+        for stage in ("mle", "fine_tune"):
             settings = task[stage]
             if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:
                 raise ConfigError(f"config key tasks.{name}.{stage}.tokens_per_update: needs max_tokens (the per-device budget it divides)")

@@ -1,0 +1,236 @@
+# The experiment's config (validated, with the folder it writes to), the path template of every result,
+# the code versions that rerun a job when its code changes, and the wildcard constraints.
+
+import functools
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+try:
+    from gold_textgen.data import sources as gold_sources
+    from gold_textgen.data.sources import download as gold_download
+    from gold_textgen.data.records import SPLITS
+    from gold_textgen.models import description as gold_model_description
+    from gold_textgen.workflow import cluster as gold_cluster
+    from gold_textgen.workflow import code_identity as gold_code_identity
+    from gold_textgen.workflow import experiment_index as gold_experiment_index
+    from gold_textgen.workflow import layers as gold_layers
+    from gold_textgen.workflow import overlays as gold_overlays
+    from gold_textgen.workflow import cross_references as gold_cross_references
+    from gold_textgen.workflow import report_status as gold_report_status
+    from gold_textgen.workflow import resources as gold_resources
+    from gold_textgen.workflow import schema as gold_schema
+    from gold_textgen.workflow import views as gold_views
+    from gold_textgen.workflow.errors import ConfigError
+except ImportError as error:
+    raise WorkflowError(
+        "the gold_textgen package is not importable; install the project first (`make setup`, "
+        f"or `pip install -e .` in this environment): {error}"
+    )
+
+# The layers Snakemake merged (config.yaml, each --configfile, --config): a source whose kind an overlay
+# changes is taken whole from that overlay, and an error names the file that set the bad key.
+try:
+    CONFIG_LAYERS = gold_layers.config_layers(
+        Path(workflow.basedir) / "config.yaml",
+        workflow.config_settings.configfiles,
+        workflow.config_settings.config,
+    )
+except ConfigError as error:
+    raise WorkflowError(f"invalid configuration file: {error}")
+gold_layers.take_switched_sources(config, CONFIG_LAYERS)
+config.setdefault("experiment", {})["name"] = gold_layers.experiment_name(CONFIG_LAYERS)
+try:
+    gold_schema.validate_config(config)
+except ConfigError as error:
+    origin = gold_layers.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
+    raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
+
+EXPERIMENT = config["experiment"]
+if EXPERIMENT["extends"]:
+    try:
+        BASE_CONFIG = gold_layers.merge_layers(
+            gold_overlays.base_layers(CONFIG_LAYERS, EXPERIMENT["extends"])
+        )
+        gold_overlays.check_extension(gold_schema.validate_config(BASE_CONFIG), config)
+    except ConfigError as error:
+        origin = gold_layers.where_set(CONFIG_LAYERS, error.key_path) or "the schema's defaults"
+        raise WorkflowError(f"invalid configuration (set in {origin}): {error}")
+# One experiment, one folder: its tables, figures and analyses in results/<name>/, its logs in
+# logs/<name>/; its data, models, generations and scores in the folder of the experiment it extends (an
+# overlay's base), or its own. Running one experiment never rewrites a file of another.
+RESULTS = f"results/{EXPERIMENT['name']}"
+STORE = f"results/{EXPERIMENT['extends'] or EXPERIMENT['name']}"
+LOGS = f"logs/{EXPERIMENT['name']}"
+
+
+def experiment_path(relative):
+    """An output of this experiment's own (tables, figures, analyses): results/<name>/`relative`."""
+    return f"{RESULTS}/{relative}"
+
+
+def store_path(relative):
+    """A data set, model, generation or score file: results/<name, or the experiment extended>/`relative`."""
+    return f"{STORE}/{relative}"
+
+
+def log_path(relative):
+    return f"{LOGS}/{relative}"
+
+
+def benchmark_path(relative):
+    return f"{LOGS}/benchmarks/{relative}"
+
+
+TRAINING_SPLITS = (
+    "train",
+    "valid",
+)  # rule prepare_dataset; the test split is rule verify_dataset's
+
+# Where every result lies. Rules declare their outputs with these templates and the input functions fill
+# them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
+DATA = store_path("data/{task}/{split}.jsonl")
+DATA_CHECKS = store_path("data/{task}/checks.json")
+ARCHIVE = store_path("downloads/{task}/source_archive")
+TOKENIZER = store_path("tokenizers/{task}")
+MODEL = store_path("models/{task}/{objective}/seed{seed}")
+CHECKPOINTS = store_path("checkpoints/{task}/{objective}/seed{seed}")
+TRAINING_LOG = store_path("runs/{task}/{objective}/seed{seed}")
+REWARDS = store_path("rewards/{task}/seed{seed}/train.parquet")
+TOKEN_NLL = store_path("token_nll/{task}/{objective}/seed{seed}/{split}.parquet")
+GENERATIONS = store_path(
+    "generations/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.jsonl"
+)
+SCORES = store_path("scores/{task}/{objective}/seed{seed}/{split}/{decoder}/sample{sample}.json")
+LEAD3_GENERATIONS = store_path("baselines/{task}/lead3/{split}.jsonl")
+LEAD3_SCORES = store_path("baselines/{task}/lead3/{split}.json")
+TRAINING_SUMMARY = experiment_path("analysis/{task}/training_summary.csv")
+SIGNIFICANCE = experiment_path("tables/significance.csv")
+
+
+class _KeepWildcards(dict):
+    def __missing__(self, key):
+        return f"{{{key}}}"
+
+
+def path(template, **values):
+    """`template` with the given wildcards filled in and the others kept as wildcards."""
+    return template.format_map(_KeepWildcards(values))
+
+
+gold_code_identity.use_cache(gold_code_identity.default_cache_file())
+
+
+def code_version(script, *modules):
+    """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
+    reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py).
+    """
+    adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
+    return gold_code_identity.script_code_version(adapter, None, modules)
+
+
+def workflow_code():
+    """One digest of every step's code, for the experiment's record."""
+    return gold_code_identity.workflow_code_version(Path(workflow.basedir) / "workflow_scripts")
+
+
+def training_code_version(stage):
+    """The code version of a training rule: `stage` mle (train_mle) or fine_tune (training.launch imports
+    each stage's module by name, so the rule names it)."""
+    return code_version(
+        "train_mle" if stage == "mle" else "fine_tune", f"gold_textgen.training.{stage}"
+    )
+
+
+def current_model_code():
+    """Every model folder of the experiment -> the code version its training rule runs now."""
+    return {
+        path(MODEL, task=task, objective=objective, seed=seed): training_code_version(
+            "mle" if objective == "mle" else "fine_tune"
+        )
+        for task in EXPERIMENT["tasks"]
+        for objective in gold_views.task_objectives(config, task)
+        for seed in EXPERIMENT["seeds"]
+    }
+
+
+def scores_written(task):
+    """The score files of `task` that exist now (any model, split and run)."""
+    pattern = path(SCORES, task=task).format(
+        objective="*", seed="*", split="*", decoder="*", sample="*"
+    )
+    return sorted(Path().glob(pattern))
+
+
+onsuccess:
+    # Runs the step cap stopped while they still improved, and references the tokenizer mostly cannot
+    # represent (a flattering perplexity), said once more where the user looks last. Imported here, not
+    # at the top: pandas and matplotlib would cost every start of the workflow half a second.
+    from gold_textgen.analysis import training_curves as gold_training_curves
+    from gold_textgen.evaluation.scoring import unk_warnings_from_scores
+
+    for message in gold_training_curves.warnings_from_summaries(
+        [(task, path(TRAINING_SUMMARY, task=task)) for task in EXPERIMENT["tasks"]]
+    ):
+        logger.warning(f"WARNING: {message}")
+    for message in unk_warnings_from_scores(
+        score for task in EXPERIMENT["tasks"] for score in scores_written(task)
+    ):
+        logger.warning(f"WARNING: {message}")
+    # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py).
+    code = workflow_code()
+    gold_experiment_index.record_run(
+        RESULTS,
+        EXPERIMENT["name"],
+        EXPERIMENT["extends"],
+        [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
+        code,
+        complete=all(Path(output).exists() for output in final_outputs(None)),
+    )
+    gold_experiment_index.write_index("results", code)
+
+
+# `snakemake --report`: the report's front page (and the terminal) say whether every result it shows is
+# current, as `snakemake --summary` sees it (data edited, a model removed, settings changed).
+if gold_report_status.is_report_run(sys.argv):
+    REPORT_STATUS = Path(".snakemake/report_status.rst").resolve()
+    REPORT_STATUS.parent.mkdir(exist_ok=True)
+    REPORT_CONFIGFILES = list(workflow.config_settings.configfiles)
+    if workflow.config_settings.config:  # --config values, applied last as they were
+        REPORT_CONFIGFILES.append(REPORT_STATUS.with_name("report_config.yaml"))
+        REPORT_CONFIGFILES[-1].write_text(yaml.safe_dump(dict(workflow.config_settings.config)))
+    STALE_RESULTS = gold_report_status.stale_results(
+        workflow.main_snakefile, Path.cwd(), REPORT_CONFIGFILES
+    )
+    if STALE_RESULTS:
+        logger.warning(f"WARNING: {gold_report_status.warning(STALE_RESULTS)}")
+    OLDER_CODE = gold_report_status.built_by_older_code(current_model_code())
+    REPORT_STATUS.write_text(gold_report_status.description(STALE_RESULTS, older_code=OLDER_CODE))
+    workflow.report(str(REPORT_STATUS))
+
+
+onstart:
+    # Before the first submission: a SLURM run on a host without SLURM's commands would otherwise retry
+    # every job and end with "No such file or directory: 'sbatch'".
+    problem = gold_cluster.slurm_client_problem(getattr(workflow.executor_plugin, "name", None))
+    if problem:
+        raise WorkflowError(problem)
+
+
+ANALYSIS = gold_views.analysis_settings(config)
+
+
+def analysis_view(rule):
+    """The analysis settings `rule` reads, as its params (key-sorted)."""
+    return gold_views.canonical(gold_views.analysis_view(ANALYSIS, rule))
+
+
+wildcard_constraints:
+    task="[A-Za-z0-9_-]+",
+    objective="[a-z][a-z0-9_]*",
+    seed=r"\d+",
+    split="|".join(SPLITS),
+    decoder="[A-Za-z0-9_-]+",
+    sample=r"\d+",

@@ -1,0 +1,99 @@
+# Inputs and requests of the training stage: the model a run starts from, the reward cache, the objectives
+# of each task, and the threads, GPUs and other resources a stage asks for.
+
+
+def starting_model(wildcards):
+    """The model a fine-tuning objective starts from: the MLE model of its seed, or the objective named by
+    its `start_from` (GOLD+PG starts from GOLD-s)."""
+    start = task_settings(wildcards)["objectives"][wildcards.objective]["start_from"]
+    return path(MODEL, task=wildcards.task, objective=start, seed=wildcards.seed)
+
+
+def reward_cache_input(wildcards):
+    """GOLD-p/s with cached rewards read the MLE model's reward cache; GOLD-delta, online rewards and the
+    peer objectives don't."""
+    task = task_settings(wildcards)
+    objective = task["objectives"][wildcards.objective]
+    if gold_views.uses_mle_rewards(objective) and task["fine_tune"]["rewards"] == "cached":
+        return path(REWARDS, task=wildcards.task, seed=wildcards.seed)
+    return []
+
+
+def trained_models(wildcards):
+    """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
+    return {
+        f"{objective}/{seed}": path(MODEL, task=wildcards.task, objective=objective, seed=seed)
+        for objective in task_objectives(wildcards.task)
+        for seed in EXPERIMENT["seeds"]
+    }
+
+
+def task_objectives(task):
+    """The objectives trained for `task`: experiment.objectives, then its experiment.task_objectives."""
+    return gold_views.task_objectives(config, task)
+
+
+def per_task(pattern):
+    """One output per task of the experiment, e.g. per_task(rules.nll_histogram.output.figure)."""
+    return expand(pattern, task=EXPERIMENT["tasks"])
+
+
+@functools.cache
+def stage_request(task, stage):
+    """GPUs, memory and runtime of a stage for a task (gold_textgen.workflow.resources), worked out once per run."""
+    return gold_resources.stage_request(gold_views.task_config(config, task), stage)
+
+
+def requested_threads(stage):
+    """A stage's CPU threads for the job's task (torch intra-op threads; beside GPUs, data loading)."""
+
+    def threads(wildcards):
+        return stage_request(wildcards.task, stage)["threads"]
+
+    return threads
+
+
+def requested(stage, key):
+    """One resource of a stage for the job's task. A retried job (profile `retries`) gets its runtime times
+    the attempt; training resumes anyway."""
+
+    def value(wildcards, attempt):
+        request = stage_request(wildcards.task, stage)[key]
+        return request * attempt if key == "runtime" else request
+
+    return value
+
+
+def experiment_request(stage, key):
+    """A resource for a job over every task (the paper comparison): the largest of the tasks' requests.
+    Scoring all test outputs of a large grid with bootstrap takes minutes, so it is a cluster job.
+    """
+    return max(stage_request(task, stage)[key] for task in EXPERIMENT["tasks"])
+
+
+def on_policy_objectives(task=None):
+    """The objectives trained with the policy gradient in `task` (or in any task of the experiment)."""
+    tasks = EXPERIMENT["tasks"] if task is None else [task]
+    return list(
+        dict.fromkeys(
+            name
+            for each in tasks
+            for name in task_objectives(each)
+            if config["tasks"][each]["objectives"].get(name, {}).get("loss") == "policy_gradient"
+        )
+    )
+
+
+def on_policy_setting(key):
+    """A param function: per task, each of its on-policy objectives' `key` (start_from, reward_metric)."""
+
+    def settings(wildcards):
+        return {
+            task: {
+                name: config["tasks"][task]["objectives"][name][key]
+                for name in on_policy_objectives(task)
+            }
+            for task in EXPERIMENT["tasks"]
+        }
+
+    return settings
