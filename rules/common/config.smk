@@ -17,6 +17,7 @@ try:
     from gold_textgen.workflow import code_identity as gold_code_identity
     from gold_textgen.workflow import experiment_index as gold_experiment_index
     from gold_textgen.workflow import layers as gold_layers
+    from gold_textgen.workflow import objective_catalog as gold_catalog
     from gold_textgen.workflow import overlays as gold_overlays
     from gold_textgen.workflow import cross_references as gold_cross_references
     from gold_textgen.workflow import report_status as gold_report_status

@@ -72,14 +72,16 @@ def experiment_request(stage, key):
 
 
 def on_policy_objectives(task=None):
-    """The objectives trained with the policy gradient in `task` (or in any task of the experiment)."""
+    """The objectives that sample from the policy (the catalog's `sampling` need: the policy gradient) in
+    `task`, or in any task of the experiment."""
     tasks = EXPERIMENT["tasks"] if task is None else [task]
     return list(
         dict.fromkeys(
             name
             for each in tasks
             for name in task_objectives(each)
-            if config["tasks"][each]["objectives"].get(name, {}).get("loss") == "policy_gradient"
+            if name != "mle"
+            and "sampling" in gold_catalog.needs(config["tasks"][each]["objectives"][name])
         )
     )
 

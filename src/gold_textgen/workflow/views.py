@@ -4,7 +4,7 @@ output, so Snakemake reruns a job when (and only when) one of them changes."""
 from __future__ import annotations
 
 from .errors import ConfigError
-from .objective_catalog import needs
+from .objective_catalog import DEFAULT_LOSS, loss_of, needs
 
 
 def sample_ids(decoder: dict) -> list[int]:
@@ -44,7 +44,7 @@ def analysis_settings(config: dict) -> dict:
         analysis["seed"] = experiment["seeds"][0]
     if analysis["gold_objective"] is None:
         tuned = [o for o in experiment["objectives"] if o != "mle"]
-        gold = [o for o in tuned if all(config["tasks"][t]["objectives"][o].get("loss", "gold") == "gold" for t in experiment["tasks"])]
+        gold = [o for o in tuned if all(loss_of(config["tasks"][t]["objectives"][o]).name == DEFAULT_LOSS for t in experiment["tasks"])]
         analysis["gold_objective"] = (gold or tuned)[-1] if tuned else None
     return analysis
 
