@@ -1,7 +1,7 @@
 """The paper's standard models at paper size beside the paper-sized transformer: MLE step time and decoding
 throughput, measured side by side in one run on the same batch shapes.
 
-    python -m benchmarks.standard_models [--steps 5] [--warmup 2] [--threads 2] [--shapes nqg cnndm]
+    python -m benchmarks.standard_models [--steps 5] [--warmup 2] [--threads 2] [--shapes nqg nqg_real cnndm]
 
 Models: NQG++ (20,000 words, the four NQG features: 10,372,565 parameters), the pointer-generator (50,000
 words, coverage: 19,965,705) and the IWSLT14 transformer (`transformer_iwslt_de_en`: 6+6 layers, d 512,
@@ -10,6 +10,10 @@ words, questions of 12) for NQG++, CNN/DM (16 articles of 400 words, summaries o
 pointer-generator, and both shapes for the transformer. Words are drawn at random (the timing depends on
 the shapes, not on the words). A step is forward, backward and an Adam update; decoding is greedy, every
 output forced to its full length (min length = max length), so that every model emits the same tokens.
+For the recurrent models the MLE step is also timed with the output layer run position by position
+(`stepwise_teacher_forcing`, how teacher forcing ran before it was batched over positions), beside the
+current one in the same run. `nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's
+batch shape.
 """
 
 from __future__ import annotations
@@ -25,15 +29,31 @@ from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_rec
 from gold_textgen.data.token_features import FEATURE_TAGS, feature_sizes
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
+from gold_textgen.models.recurrent_reference import stepwise_teacher_forcing
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.workflow.runtime import pick_device, set_threads
 from gold_textgen.workflow.schema import defaults
 
 SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words
+SHAPES["nqg_real"] = SHAPES["nqg"]  # configs/nqg_real.yaml's scaled NQG++ on NQG's batches
 FEATURES = ["answer", "case", "pos", "ner"]
 RECURRENT = {
     "nqg": ("NQG++", dict(architecture="nqg_pp", features=FEATURES, dropout=0.5), 20000, 100),
     "cnndm": ("pointer-generator", dict(architecture="pointer_generator", coverage=True, coverage_loss_weight=1.0), 50000, 400),
+    "nqg_real": (
+        "NQG++ (nqg_real size)",
+        dict(
+            architecture="nqg_pp",
+            features=FEATURES,
+            dropout=0.3,
+            embedding_dim=128,
+            encoder_hidden=256,
+            decoder_hidden=256,
+            attention_dim=256,
+        ),
+        10000,
+        100,
+    ),
 }
 TRANSFORMER = dict(architecture="transformer", d_model=512, encoder_layers=6, decoder_layers=6, attention_heads=4, ffn_dim=1024)
 
@@ -95,10 +115,23 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
         with torch.no_grad():
             model.generate(**encoder_inputs, generation_config=config)
 
+    def stepwise_mle_step() -> None:  # the output layer position by position, as teacher forcing ran before
+        model.train()
+        stepwise_teacher_forcing(model, batch)[1].backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
     step = median_seconds(mle_step, steps, warmup)
+    stepwise = median_seconds(stepwise_mle_step, steps, warmup) if hasattr(model, "recur") else None
     decoding = median_seconds(decode, steps, warmup)
     tokens = batch["labels"].shape[0] * (target_words + 1)
-    return {"model": name, "parameters": count_parameters(model), "step_s": step, "decode_tokens_per_s": tokens / decoding}
+    return {
+        "model": name,
+        "parameters": count_parameters(model),
+        "step_s": step,
+        "stepwise_step_s": stepwise,
+        "decode_tokens_per_s": tokens / decoding,
+    }
 
 
 def main() -> None:
@@ -145,6 +178,12 @@ def main() -> None:
                 f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
                 f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)"
             )
+            if row["stepwise_step_s"] is not None:
+                before = row["stepwise_step_s"]
+                print(
+                    f"{'':28s} output layer step by step (before): MLE step {before * 1000:8.1f} ms "
+                    f"({before / reference['step_s']:.2f} x transformer; {before / row['step_s']:.2f} x now)"
+                )
 
 
 if __name__ == "__main__":

@@ -192,8 +192,13 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
     def step(self, previous: torch.Tensor, state: dict[str, torch.Tensor], encoded: EncodedSource):
         """(log p(. | history) [N, output_size], next state, coverage loss [N] or None) after `previous` [N]."""
         word = self.embed_words(previous)
+        reads, next_state, coverage_loss = self.recur(word, state, encoded)
+        return self.output_distribution(reads, encoded.source_ids), next_state, coverage_loss
+
+    def recur(self, word: torch.Tensor, state: dict[str, torch.Tensor], encoded: EncodedSource):
+        """The recurrent part of a step (decoder cell, attention, context, coverage): what the output layer
+        reads [N, ...], the next state, and the coverage loss [N] (None without coverage)."""
         context = state["context"]
-        coverage_loss = None
         if self.config.uses_lstm:
             cell_input = self.decoder_input(torch.cat([word, context], dim=-1))
             hidden, cell = self.decoder_cell(cell_input, (state["h"], state["c"]))
@@ -201,25 +206,34 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
             coverage = state["coverage"]
             attention = self.attention(encoded.keys, query, encoded.valid, coverage if self.config.coverage else None)
             context = torch.bmm(attention.unsqueeze(1), encoded.outputs).squeeze(1)
-            if self.config.coverage:
-                coverage_loss = torch.minimum(attention, coverage).sum(-1)
+            coverage_loss = torch.minimum(attention, coverage).sum(-1) if self.config.coverage else None
             next_state = {"context": context, "h": hidden, "c": cell, "coverage": coverage + attention}
-            switch_input = torch.cat([context, query, cell_input], dim=-1)
-            readout = torch.tanh(self.dropout(self.readout(torch.cat([context, hidden], dim=-1))))
+            reads = {"attention": attention, "readout": torch.cat([context, hidden], dim=-1)}
+            reads["switch"] = torch.cat([context, query, cell_input], dim=-1)
+            return reads, next_state, coverage_loss
+        hidden = self.decoder_cell(torch.cat([word, context], dim=-1), state["h"])
+        attention = self.attention(encoded.keys, hidden, encoded.valid, None)
+        context = torch.bmm(attention.unsqueeze(1), encoded.outputs).squeeze(1)
+        reads = {
+            "attention": attention,
+            "readout": torch.cat([word, context, hidden], dim=-1),
+            "switch": torch.cat([hidden, context], dim=-1),
+        }
+        return reads, {"context": context, "h": hidden}, None
+
+    def output_distribution(self, reads: dict[str, torch.Tensor], source_ids: torch.Tensor) -> torch.Tensor:
+        """log p over the extended vocabulary [N, output_size] from what `recur` read (any number of steps,
+        flattened into N; `source_ids` [N, S] the source of each)."""
+        if self.config.uses_lstm:
+            readout = torch.tanh(self.dropout(self.readout(reads["readout"])))
         else:
-            hidden = self.decoder_cell(torch.cat([word, context], dim=-1), state["h"])
-            attention = self.attention(encoded.keys, hidden, encoded.valid, None)
-            context = torch.bmm(attention.unsqueeze(1), encoded.outputs).squeeze(1)
-            next_state = {"context": context, "h": hidden}
-            switch_input = torch.cat([hidden, context], dim=-1)
-            readout = self.dropout(torch.tanh(self.readout(torch.cat([word, context, hidden], dim=-1))))
+            readout = self.dropout(torch.tanh(self.readout(reads["readout"])))
         generate_share = None
         if self.copy_switch is not None:
-            generate_share = torch.sigmoid(self.copy_switch(switch_input).float())
+            generate_share = torch.sigmoid(self.copy_switch(reads["switch"]).float())
             if not self.config.uses_lstm:  # NQG++'s switch is the copy probability
                 generate_share = 1 - generate_share
-        log_probs = copy_mixture(self.output_projection(readout), attention, encoded.source_ids, generate_share, self.config.output_size)
-        return log_probs, next_state, coverage_loss
+        return copy_mixture(self.output_projection(readout), reads["attention"], source_ids, generate_share, self.config.output_size)
 
     # -- teacher forcing -----------------------------------------------------------------------------
     def forward(
@@ -235,7 +249,10 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         **unused,
     ) -> CopySeq2SeqOutput:
         """Teacher-forced log-probabilities [B, T, output_size] of every next token; with `labels`, the
-        token-mean NLL (+ the weighted coverage loss) as `loss`."""
+        token-mean NLL (+ the weighted coverage loss) as `loss`. Only the decoder cell and the attention
+        run step by step; the output layer (readout, copy switch, the vocabulary projection and the copy
+        mixture) runs once over all positions, which is most of a step's arithmetic: one large matrix
+        product instead of one per position, the same numbers as `step` gives position by position."""
         features = {
             name: value
             for name, value in (("answer", answer_tags), ("case", case_tags), ("pos", pos_tags), ("ner", ner_tags))
@@ -246,12 +263,16 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
                 raise ValueError("forward needs decoder_input_ids or labels")
             decoder_input_ids = self.shift_right(labels)
         encoded, state = self.encode(input_ids, attention_mask, features)
+        words = self.embed_words(decoder_input_ids)
         steps, coverage = [], []
         for position in range(decoder_input_ids.shape[1]):
-            log_probs, state, coverage_loss = self.step(decoder_input_ids[:, position], state, encoded)
-            steps.append(log_probs)
+            reads, state, coverage_loss = self.recur(words[:, position], state, encoded)
+            steps.append(reads)
             coverage.append(coverage_loss)
-        logits = torch.stack(steps, dim=1)
+        batch, length = decoder_input_ids.shape
+        reads = {key: torch.stack([step[key] for step in steps], dim=1).flatten(0, 1) for key in steps[0]}
+        source_ids = encoded.source_ids.repeat_interleave(length, dim=0)
+        logits = self.output_distribution(reads, source_ids).view(batch, length, -1)
         coverage_losses = torch.stack(coverage, dim=1) if self.config.coverage else None
         loss = None
         if labels is not None:
