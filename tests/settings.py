@@ -1,5 +1,7 @@
 """Complete settings objects for tests, from the schema's defaults (its only owner) plus what a test sets."""
 
+import torch
+
 from gold_textgen.data.demo_task import DemoTaskSpec
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.workflow.schema import defaults
@@ -24,3 +26,21 @@ def tiny_recurrent(architecture: str, **values) -> dict:
     """The model settings of a tiny NQG++ or pointer-generator (seconds to train on a CPU)."""
     sizes = {"embedding_dim": 16, "encoder_hidden": 16, "decoder_hidden": 16, "attention_dim": 12, "dropout": 0.0}
     return defaults("model", kind="scratch", architecture=architecture, **(sizes | values))
+
+
+def tiny_transformer_batch(dropout: float = 0.0, models: int = 1):
+    """(tokenizer, [models] tiny transformers, a batch of 6 demo pairs): what the trainer tests compute
+    one loss on."""
+    from transformers import DataCollatorForSeq2Seq
+
+    from gold_textgen.data.demo_task import generate_split
+    from gold_textgen.data.seq2seq_batches import tokenize_records
+    from gold_textgen.data.tokenization import train_tokenizer, training_texts
+    from gold_textgen.models.transformer import build_scratch_model
+
+    torch.manual_seed(0)
+    records = generate_split(demo_spec(num_train=24, max_length=8), "train")
+    tokenizer = train_tokenizer(training_texts(records))
+    built = [build_scratch_model({**TINY_MODEL, "dropout": dropout}, tokenizer) for _ in range(models)]
+    batch = DataCollatorForSeq2Seq(tokenizer, model=built[0])([tokenize_records(records, tokenizer, 12, 12)[i] for i in range(6)])
+    return tokenizer, built, batch

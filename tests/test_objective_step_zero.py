@@ -4,13 +4,9 @@ trains with dropout: the trainer runs the policy's forward without dropout for t
 
 import pytest
 import torch
-from settings import TINY_MODEL, demo_spec, objective_settings
-from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+from settings import objective_settings, tiny_transformer_batch
+from transformers import Seq2SeqTrainingArguments
 
-from gold_textgen.data.demo_task import generate_split
-from gold_textgen.data.seq2seq_batches import tokenize_records
-from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.dropout_state import forward_without_dropout, without_dropout
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
@@ -18,11 +14,7 @@ from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
 
 @pytest.fixture(scope="module")
 def with_dropout():
-    torch.manual_seed(0)
-    records = generate_split(demo_spec(num_train=24, max_length=8), "train")
-    tokenizer = train_tokenizer(training_texts(records))
-    model = build_scratch_model({**TINY_MODEL, "dropout": 0.3}, tokenizer)
-    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([tokenize_records(records, tokenizer, 12, 12)[i] for i in range(6)])
+    tokenizer, (model,), batch = tiny_transformer_batch(dropout=0.3)
     return tokenizer, model, batch
 
 

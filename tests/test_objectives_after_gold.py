@@ -6,13 +6,9 @@ import math
 
 import pytest
 import torch
-from settings import TINY_MODEL, demo_spec, objective_settings
-from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+from settings import objective_settings, tiny_transformer_batch
+from transformers import Seq2SeqTrainingArguments
 
-from gold_textgen.data.demo_task import generate_split
-from gold_textgen.data.seq2seq_batches import tokenize_records
-from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.anchored import anchor_kl_sum
 from gold_textgen.objectives.entropy_weighting import entropy_weights
 from gold_textgen.objectives.importance_weighted import sequence_importance_weights
@@ -126,12 +122,7 @@ def test_every_loss_has_a_table_entry_and_its_settings_in_the_schema():
 
 @pytest.fixture(scope="module")
 def tiny():
-    torch.manual_seed(0)
-    records = generate_split(demo_spec(num_train=24, max_length=8), "train")
-    tokenizer = train_tokenizer(training_texts(records))
-    model = build_scratch_model({**TINY_MODEL, "dropout": 0.0}, tokenizer)
-    other = build_scratch_model({**TINY_MODEL, "dropout": 0.0}, tokenizer)  # a different frozen model
-    batch = DataCollatorForSeq2Seq(tokenizer, model=model)([tokenize_records(records, tokenizer, 12, 12)[i] for i in range(6)])
+    tokenizer, (model, other), batch = tiny_transformer_batch(models=2)  # other: a different frozen model
     return tokenizer, model, frozen_copy(other), batch
 
 
