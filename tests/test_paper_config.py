@@ -85,7 +85,7 @@ SOURCE_TAG = re.compile(r"#.*\[(A|A-std|script|focus|fairseq-bart|fairseq-mt|cho
 
 
 def test_every_training_and_decoding_setting_names_its_source():
-    """In each task: every setting of the mle and gold blocks carries a comment, every setting of an
+    """In each task: every setting of the mle and fine_tune blocks carries a comment, every setting of an
     objective (other than its `reward` kind) a comment, and the generation block a comment citing its
     source ([A], [A-std], [script], [focus], [fairseq-bart], [fairseq-mt] or [choice])."""
     block, missing = None, []
