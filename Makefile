@@ -8,7 +8,10 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 CORES ?= all
 
-.PHONY: setup demo test test-fast lint format clean
+.PHONY: help setup demo test test-fast lint format clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +22,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[dev,slurm]"
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed  ## create .venv with the project and its tools
 
-demo: setup
+demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, minutes)
 	$(BIN)/snakemake --cores $(CORES)
 	@cat results/demo/tables/table1_main.md
 	@cat results/demo/tables/table2_decoding.md
@@ -36,24 +39,26 @@ demo: setup
 # while the others compute.
 TEST_WORKERS ?= 3
 
-test: setup lint
+test: setup lint  ## lint, then every test (what CI runs)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).
-test-fast: setup lint
+test-fast: setup lint  ## lint, then the unit tests only (about a minute)
 	$(BIN)/pytest -m "not workflow and not trl" -n 2
 
-lint: setup
+lint: setup  ## ruff, snakefmt and snakemake --lint
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint --quiet
 
-format: setup
+format: setup  ## reformat the code in place
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 	$(BIN)/snakefmt Snakefile rules/
 
-clean:
+clean:  ## delete results/, logs/ and .snakemake/ (every trained model of every experiment): asks first; YES=1 skips the question
+	@echo "This deletes results/ (every experiment's data, models, scores, tables), logs/ and .snakemake/."
+	@if [ "$(YES)" != 1 ]; then read -p "Delete them? [y/N] " answer && [ "$$answer" = y ] || { echo "Nothing deleted."; exit 1; }; fi
 	rm -rf results logs .snakemake
