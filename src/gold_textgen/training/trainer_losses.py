@@ -15,7 +15,9 @@ online. The helper models read the same inputs as the policy: a forward hook on 
 over, since a Trainer passes a loss function only the outputs and the labels.
 
 Settings and their defaults are those of config.schema.yaml (the task's fine-tuning block and one
-objective entry), label smoothing 0.1 included: pass `label_smoothing=0.0` for none. The policy
+objective entry, from the loss catalog), label smoothing included: each loss's reference's own (0 for
+DFT, ASFT, PSFT, iw-SFT, ...), the block's 0.1 for GOLD, TaiLr and plain NLL; pass `label_smoothing=` to
+change it. ASFT, PSFT and iw-SFT run the policy's forward without dropout, as in the workflow. The policy
 gradient's sampled updates need the workflow's decoders and rewards and are not offered here.
 """
 
