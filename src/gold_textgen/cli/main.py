@@ -1,0 +1,136 @@
+"""gold-textgen: run and inspect the GOLD workflow's experiments (run it from the project's root, where
+the Snakefile is). Every subcommand has --help; the Snakemake commands of the README work unchanged."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import yaml
+
+from ..workflow.errors import ConfigError
+from ..workflow.files import write_text
+from .overrides import checked_config
+
+BASE_CONFIG = Path("config.yaml")
+OVERRIDE_FOLDER = Path(".snakemake/gold-textgen")
+JOB_LINE = re.compile(r"^(\w+)\s+(\d+)$")
+
+
+def snakemake_command() -> list[str]:
+    """Snakemake from this environment (the one the package is installed in)."""
+    found = Path(sys.executable).with_name("snakemake")
+    return [str(found)] if found.exists() else [sys.executable, "-m", "snakemake"]
+
+
+def workflow_root() -> Path:
+    if not Path("Snakefile").is_file():
+        raise click.ClickException("no Snakefile here: run gold-textgen from the project's root")
+    return Path.cwd()
+
+
+def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -> tuple[dict, list[str]]:
+    """(the validated config, Snakemake's --configfile arguments): the config files, then the overrides
+    written to a file of their own (named after the experiment, which they keep)."""
+    workflow_root()
+    files = [Path(path) for path in configs]
+    for path in files:
+        if not path.is_file():
+            raise click.BadParameter(f"{path}: no such config file", param_hint="CONFIGS")
+    try:
+        config, layer = checked_config(BASE_CONFIG, files, overrides)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    arguments = [str(path) for path in files if path.resolve() != BASE_CONFIG.resolve()]
+    if overrides:
+        path = OVERRIDE_FOLDER / f"{config['experiment']['name']}.overrides.yaml"
+        write_text(path, yaml.safe_dump(layer, sort_keys=False))
+        arguments.append(str(path))
+    return config, (["--configfile", *arguments] if arguments else [])
+
+
+def planned_jobs(arguments: list[str]) -> dict[str, int]:
+    """Jobs per rule that Snakemake would run for these --configfile arguments (its dry run's table)."""
+    result = subprocess.run([*snakemake_command(), "-n", "--quiet", "rules", *arguments], capture_output=True, text=True)
+    if result.returncode:
+        raise click.ClickException(result.stderr.strip() or "snakemake failed")
+    return job_counts(result.stdout)
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    """{rule: jobs} from `snakemake -n --quiet rules` output, without its total line."""
+    counts = {m.group(1): int(m.group(2)) for line in dry_run_output.splitlines() if (m := JOB_LINE.match(line.strip()))}
+    counts.pop("total", None)
+    return counts
+
+
+CONFIGS = click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))
+SET = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="override a setting (dotted key, YAML value); repeatable")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """Run and inspect the GOLD workflow's experiments (from the project's root)."""
+
+
+@main.command()
+@CONFIGS
+@SET
+@click.option("--profile", help="a Snakemake profile by name (profiles/<name>), e.g. slurm")
+@click.option("--cores", default="all", show_default=True, help="local cores (ignored with --profile)")
+@click.option("-n", "--dry-run", is_flag=True, help="show what would run, run nothing")
+@click.option("--target", "targets", multiple=True, help="build only this output (repeatable)")
+def run(configs, overrides, profile, cores, dry_run, targets) -> None:
+    """Run an experiment: CONFIGS (config files, merged over config.yaml in order) with any --set overrides."""
+    _, arguments = experiment_arguments(configs, overrides)
+    command = [*snakemake_command(), *(["--profile", profile] if profile else ["--cores", cores]), *arguments]
+    command += [*(["-n"] if dry_run else []), *targets]
+    click.echo(" ".join(command), err=True)
+    raise SystemExit(subprocess.call(command))
+
+
+@main.command()
+@CONFIGS
+@SET
+def plan(configs, overrides) -> None:
+    """What would run for an experiment: jobs per rule (nothing runs)."""
+    _, arguments = experiment_arguments(configs, overrides)
+    counts = planned_jobs(arguments)
+    for rule, count in counts.items():
+        click.echo(f"{rule:24s} {count:6d}")
+    click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
+
+
+@main.command()
+@CONFIGS
+@SET
+def status(configs, overrides) -> None:
+    """Whether an experiment's outputs are up to date: the jobs that would run, per rule."""
+    config, arguments = experiment_arguments(configs, overrides)
+    pending = planned_jobs(arguments)
+    name = config["experiment"]["name"]
+    if not pending:
+        click.echo(f"{name}: up to date (results/{name}/)")
+        return
+    click.echo(f"{name}: {sum(pending.values())} jobs to run: " + ", ".join(f"{rule} {count}" for rule, count in pending.items()))
+
+
+@main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def signatures(arguments) -> None:
+    """Check the README's claims about the demo on a run's own files (--results, --task; --help for more)."""
+    from ..analysis.demo_signatures import main as signatures_main
+
+    raise SystemExit(signatures_main(list(arguments)))
+
+
+@main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def tally(arguments) -> None:
+    """Tally filled human-evaluation sheets: --key key.csv SHEET... [--output result.csv] (--help for more)."""
+    from ..analysis.human_eval import main as human_eval_main
+
+    human_eval_main(["tally", *arguments])

@@ -1,0 +1,60 @@
+"""`--set key=value` overrides: a dotted key path and a YAML value (`experiment.seeds=[1, 2]`,
+`tasks.demo.fine_tune.learning_rate=3e-4`), merged over the config files as one more layer and checked
+with the config, so a bad key or value is an error that names its path."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from ..workflow.errors import ConfigError
+from ..workflow.layers import config_layers, experiment_name, merge_layers, where_set
+from ..workflow.schema import validate_config
+
+OVERRIDES = "--set"
+KEY = re.compile(r"^[A-Za-z_][\w-]*$")
+
+
+def parse_override(text: str) -> tuple[list[str], object]:
+    """(key path, value) of one `key=value`; the value is read as YAML (numbers, lists, mappings, null)."""
+    key, separator, value = text.partition("=")
+    path = key.strip().split(".")
+    if not separator or not all(KEY.match(part) for part in path):
+        raise ConfigError(f"--set {text!r}: write a dotted key, '=', and a YAML value (e.g. experiment.seeds=[1,2])")
+    try:
+        return path, yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"--set {key}: the value {value!r} is not YAML ({error.problem})") from None
+
+
+def overrides_layer(items: Sequence[str]) -> dict:
+    """The nested settings the `--set` items make (later items win)."""
+    layer: dict = {}
+    for item in items:
+        path, value = parse_override(item)
+        node = layer
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {'.'.join(path)}: {part} is set to a value by another --set, not a mapping")
+        node[path[-1]] = value
+    return layer
+
+
+def checked_config(base: Path, config_files: Sequence[Path], items: Sequence[str]) -> tuple[dict, dict]:
+    """(the validated config, the override layer with the experiment's name) for `config_files` over
+    `base` with the `--set` items; a ConfigError names the key and where it was set."""
+    overlays = [path for path in config_files if Path(path).resolve() != base.resolve()]
+    layers = config_layers(base, overlays)
+    layer = overrides_layer(items)
+    name = experiment_name(layers)  # the files' experiment: the overrides' own file must not rename it
+    layer.setdefault("experiment", {}).setdefault("name", name)
+    layers.append((OVERRIDES, layer))
+    try:
+        config = validate_config(merge_layers(layers))
+    except ConfigError as error:
+        raise ConfigError(f"{error} (set in {where_set(layers, error.key_path) or 'the schema defaults'})") from None
+    return config, layer

@@ -1,0 +1,57 @@
+"""The gold-textgen command: --set overrides (parsed as YAML, checked with the config, a bad key named
+with its path), each subcommand's help, and a dry run of the default experiment with one seed."""
+
+import pytest
+from click.testing import CliRunner
+from conftest import REPO
+
+from gold_textgen.cli.main import job_counts, main
+from gold_textgen.cli.overrides import checked_config, overrides_layer, parse_override
+from gold_textgen.workflow.errors import ConfigError
+
+
+def test_an_override_is_a_key_path_and_a_yaml_value():
+    assert parse_override("experiment.seeds=[1, 2, 3]") == (["experiment", "seeds"], [1, 2, 3])
+    assert parse_override("tasks.demo.fine_tune.learning_rate=3.0e-4") == (["tasks", "demo", "fine_tune", "learning_rate"], 3.0e-4)
+    layer = overrides_layer(["a.b=[[1, 2], [3]]", "a.c=null", "a.b=[[4]]"])
+    assert layer == {"a": {"b": [[4]], "c": None}}  # a nested list of integers; the later item wins
+    assert all(isinstance(x, int) for x in layer["a"]["b"][0])
+    for bad in ("experiment.seeds", "=1", "experiment..seeds=1", "a b=1"):
+        with pytest.raises(ConfigError, match="write a dotted key"):
+            parse_override(bad)
+    with pytest.raises(ConfigError, match=r"not a mapping"):
+        overrides_layer(["a=1", "a.b=2"])
+
+
+def test_overrides_are_checked_with_the_config_and_a_bad_key_is_named_with_its_path(monkeypatch):
+    monkeypatch.chdir(REPO)
+    config, layer = checked_config(REPO / "config.yaml", [], ["experiment.seeds=[1]", "tasks.demo.fine_tune.sync_every=7"])
+    assert config["experiment"]["seeds"] == [1] and config["tasks"]["demo"]["fine_tune"]["sync_every"] == 7
+    assert layer["experiment"]["name"] == "demo"  # the overrides keep the experiment's own name
+    with pytest.raises(ConfigError, match=r"unknown config key experiment\.seedz .*\(set in --set\)"):
+        checked_config(REPO / "config.yaml", [], ["experiment.seedz=[1]"])
+    with pytest.raises(ConfigError, match=r"config key tasks\.demo\.fine_tune\.learning_rate: -1 .*\(set in --set\)"):
+        checked_config(REPO / "config.yaml", [], ["tasks.demo.fine_tune.learning_rate=-1"])
+    objectives = REPO / "configs" / "objectives.yaml"
+    config, layer = checked_config(REPO / "config.yaml", [objectives], ["experiment.seeds=[2]"])
+    assert config["experiment"]["name"] == layer["experiment"]["name"] == "objectives"
+
+
+def test_every_subcommand_has_help():
+    runner = CliRunner()
+    assert runner.invoke(main, ["--help"]).exit_code == 0
+    for command in ("run", "plan", "status"):
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "--set" in result.output
+
+
+def test_job_counts_read_snakemakes_table():
+    output = "Job stats:\njob          count\n---------  -------\nall              1\ntrain_mle        3\ntotal            4\n"
+    assert job_counts(output) == {"all": 1, "train_mle": 3}
+
+
+@pytest.mark.workflow
+def test_a_dry_run_with_an_override(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(main, ["run", "config.yaml", "--set", "experiment.seeds=[1]", "-n"])
+    assert result.exit_code == 0, result.output
