@@ -106,3 +106,11 @@ def test_the_trainer_names_a_missing_helper(tmp_path):
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
     with pytest.raises(ValueError, match=r"loss asft needs the frozen starting model's whole distribution .*: pass frozen_model"):
         FineTuneTrainer(model=None, args=arguments, objective=objective_settings(loss="asft"))
+
+
+def test_the_library_refuses_a_setting_of_another_loss():
+    from gold_textgen.training.objective_settings import ObjectiveSettings
+
+    with pytest.raises(ValueError, match=r"objective setting\(s\) kl_weight do not apply to loss dft"):
+        ObjectiveSettings.with_defaults(loss="dft", kl_weight=0.1)
+    assert ObjectiveSettings.with_defaults(loss="asft", kl_weight=0.05, label_smoothing=0.1).kl_weight == 0.05

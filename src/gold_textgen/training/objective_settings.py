@@ -56,6 +56,13 @@ class ObjectiveSettings:
         unknown = sorted(set(values) - objective_keys - block_keys)
         if unknown:
             raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
+        row = LOSSES.get(values.get("loss", "gold"))  # an unknown loss is the schema's error below
+        foreign = [k for k in values if k in objective_keys and k != "loss" and k not in COMMON_SETTINGS]
+        foreign = [k for k in foreign if row is not None and k not in row.settings]
+        if foreign:
+            raise ValueError(
+                f"objective setting(s) {', '.join(foreign)} do not apply to loss {row.name} (it reads {', '.join(row.settings) or 'none'})"
+            )
         objective = defaults("objective", **{k: v for k, v in values.items() if k in objective_keys})
         block = defaults("fine_tune", **{k: v for k, v in values.items() if k not in objective_keys})
         return cls.from_config({**block, **objective})
