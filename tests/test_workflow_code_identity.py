@@ -46,6 +46,11 @@ def test_each_training_stage_holds_its_own_code_only():
     assert not any(name.startswith("gold_textgen.training") for name in prepare)
 
 
+def test_the_losses_the_table_imports_by_name_are_part_of_fine_tuning():
+    fine_tune = module_closure({"gold_textgen.training.fine_tune"}, package_root())
+    assert {"gold_textgen.objectives.anchored", "gold_textgen.objectives.gem", "gold_textgen.objectives.proximal"} <= set(fine_tune)
+
+
 def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     copy = tmp_path / "elsewhere" / "gold_textgen"
     shutil.copytree(package_root(), copy, ignore=shutil.ignore_patterns("__pycache__"))

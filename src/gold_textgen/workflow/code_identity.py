@@ -23,6 +23,8 @@ import os
 import tokenize
 from pathlib import Path
 
+from .objective_catalog import function_modules
+
 PACKAGE = "gold_textgen"
 
 
@@ -153,6 +155,11 @@ def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
     return _file_facts(module_file(module, root), module, root)
 
 
+# Modules a module imports by name, which its import statements do not show: the loss table imports each
+# loss's functions from the module its catalog row names.
+IMPORTED_BY_NAME = {"gold_textgen.objectives.table": function_modules()}
+
+
 def module_closure(entries: set[str], root: Path) -> list[str]:
     """`entries` and every gold_textgen module they import, transitively, with their parent packages."""
     pending = [name for entry in entries for name in _with_parents(entry)]
@@ -162,7 +169,7 @@ def module_closure(entries: set[str], root: Path) -> list[str]:
         if module in seen or module_file(module, root) is None:
             continue
         seen.add(module)
-        for imported in _module_facts(module, root)[1]:
+        for imported in [*_module_facts(module, root)[1], *IMPORTED_BY_NAME.get(module, ())]:
             pending.extend(_with_parents(imported))
     return sorted(seen)
 

@@ -329,6 +329,12 @@ def needs(objective: Mapping[str, Any]) -> frozenset[str]:
     return loss_of(objective).needs(objective)
 
 
+def function_modules() -> tuple[str, ...]:
+    """The modules the rows' torch functions live in (objectives/table.py imports them by name)."""
+    names = {reference.split(":")[0] for row in LOSSES.values() for reference in row.functions if reference}
+    return tuple(sorted(f"gold_textgen.objectives.{name}" for name in names))
+
+
 def readers(setting: str) -> list[str]:
     """The losses that read `setting`."""
     return [name for name, row in LOSSES.items() if setting in row.settings]
