@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..workflow.objective_catalog import COMMON_SETTINGS, LOSSES, Loss
+from ..workflow.objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, Loss, foreign_settings
 from ..workflow.schema import defaults, load_schema
 
 # The fine-tuning block's settings an objective reads (its optimisation settings are the Trainer's).
@@ -39,7 +39,7 @@ class ObjectiveSettings:
         missing = sorted(set(BLOCK_SETTINGS) - set(values))
         if missing:
             raise ValueError(f"objective settings lack {', '.join(missing)}: pass the validated config (schema defaults filled in)")
-        loss = values.get("loss", "gold")
+        loss = values.get("loss", DEFAULT_LOSS)
         if loss not in LOSSES:
             raise ValueError(f"unknown loss '{loss}' (known: {', '.join(LOSSES)})")
         kept = set(BLOCK_SETTINGS) | set(COMMON_SETTINGS) | set(LOSSES[loss].settings)
@@ -56,10 +56,9 @@ class ObjectiveSettings:
         unknown = sorted(set(values) - objective_keys - block_keys)
         if unknown:
             raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
-        row = LOSSES.get(values.get("loss", "gold"))  # an unknown loss is the schema's error below
-        foreign = [k for k in values if k in objective_keys and k != "loss" and k not in COMMON_SETTINGS]
-        foreign = [k for k in foreign if row is not None and k not in row.settings]
+        foreign = foreign_settings(values)
         if foreign:
+            row = LOSSES[values.get("loss", DEFAULT_LOSS)]
             raise ValueError(
                 f"objective setting(s) {', '.join(foreign)} do not apply to loss {row.name} (it reads {', '.join(row.settings) or 'none'})"
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .errors import ConfigError
-from .objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, readers
+from .objective_catalog import DEFAULT_LOSS, LOSSES, foreign_settings, readers
 from .setting_relations import check_setting_relations
 from .training_loggers import logger_problem
 from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives
@@ -22,15 +22,14 @@ def check_objective_keys(config: dict) -> None:
     for task_name, task in tasks.items() if isinstance(tasks, dict) else ():
         objectives = task.get("objectives") if isinstance(task, dict) else None
         for name, settings in objectives.items() if isinstance(objectives, dict) else ():
-            if not isinstance(settings, dict) or settings.get("loss", DEFAULT_LOSS) not in LOSSES:
+            if not isinstance(settings, dict):
                 continue
-            row = LOSSES[settings.get("loss", DEFAULT_LOSS)]
-            for key in settings:
-                if key not in row.settings and key not in COMMON_SETTINGS and key != "loss" and readers(key):
-                    raise ConfigError(
-                        f"config key tasks.{task_name}.objectives.{name}.{key}: does not apply to loss {row.name} "
-                        f"(it is a setting of {', '.join(readers(key))}; loss {row.name} reads {', '.join(row.settings) or 'none of them'})"
-                    )
+            for key in foreign_settings(settings):
+                row = LOSSES[settings.get("loss", DEFAULT_LOSS)]
+                raise ConfigError(
+                    f"config key tasks.{task_name}.objectives.{name}.{key}: does not apply to loss {row.name} "
+                    f"(it is a setting of {', '.join(readers(key))}; loss {row.name} reads {', '.join(row.settings) or 'none of them'})"
+                )
 
 
 def check_references(config: dict) -> None:

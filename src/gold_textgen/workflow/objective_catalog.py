@@ -335,6 +335,15 @@ def function_modules() -> tuple[str, ...]:
     return tuple(sorted(f"gold_textgen.objectives.{name}" for name in names))
 
 
+def foreign_settings(objective: Mapping[str, Any]) -> list[str]:
+    """The keys of an objective that are settings of other losses, not of its own (they would be silently
+    ignored); none for an unknown loss, which the schema reports."""
+    row = LOSSES.get(objective.get("loss", DEFAULT_LOSS))
+    if row is None:
+        return []
+    return [key for key in objective if key != "loss" and key not in row.settings and key not in COMMON_SETTINGS and readers(key)]
+
+
 def readers(setting: str) -> list[str]:
     """The losses that read `setting`."""
     return [name for name, row in LOSSES.items() if setting in row.settings]
