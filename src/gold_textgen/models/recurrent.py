@@ -274,13 +274,14 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         source_ids = encoded.source_ids.repeat_interleave(length, dim=0)
         logits = self.output_distribution(reads, source_ids).view(batch, length, -1)
         coverage_losses = torch.stack(coverage, dim=1) if self.config.coverage else None
-        loss = None
-        if labels is not None:
-            mask = labels.ne(-100)
-            nll = -logits.gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-            total = nll[mask].sum() + self.coverage_term(coverage_losses, mask)
-            loss = total / mask.sum().clamp_min(1)
+        loss = None if labels is None else self.teacher_forced_loss(logits, labels, coverage_losses)
         return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
+
+    def teacher_forced_loss(self, logits: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None) -> torch.Tensor:
+        """The token-mean NLL of `labels` under `logits` [B, T, output_size], plus the weighted coverage loss."""
+        mask = labels.ne(-100)
+        nll = -logits.gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+        return (nll[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
 
     def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
         """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every

@@ -19,7 +19,5 @@ def stepwise_teacher_forcing(model, batch: dict) -> tuple[torch.Tensor, torch.Te
         steps.append(log_probs)
         coverage.append(coverage_loss)
     logits = torch.stack(steps, dim=1)
-    mask = batch["labels"].ne(-100)
-    nll = -logits.gather(-1, batch["labels"].clamp_min(0).unsqueeze(-1)).squeeze(-1)
     coverage_losses = torch.stack(coverage, dim=1) if model.config.coverage else None
-    return logits, (nll[mask].sum() + model.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
+    return logits, model.teacher_forced_loss(logits, batch["labels"], coverage_losses)
