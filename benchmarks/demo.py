@@ -1,17 +1,20 @@
 """How long the default experiment (`make demo`'s workflow) takes, and where the time goes.
 
     python -m benchmarks.demo [--cores all] [--configfile configs/<name>.yaml] [--workdir DIR] [--threads N]
+        [--device benchmarks/devices/<profile>.yaml]
 
 Runs the whole workflow in a fresh working directory (nothing reused from an earlier run) and prints the
 wall time, the number of jobs, and the job seconds spent in training (MLE, reward cache, GOLD), in
 evaluation (token NLL, decoding, scoring) and in everything else (data, tokenizer, tables, figures), read
 from each job's Snakemake benchmark file. Job seconds add up over jobs that ran side by side, so they can
-exceed the wall time.
+exceed the wall time. With --device it also prints what `gold-textgen plan` expected for the same jobs on
+that device profile (its expected time, with the updates this run made), beside the measured wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +25,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from gold_textgen.workflow.layers import config_layers, experiment_name
+from gold_textgen.workflow.cost.device_profile import DeviceProfile
+from gold_textgen.workflow.cost.dry_run import parse_jobs
+from gold_textgen.workflow.cost.plan import report
+from gold_textgen.workflow.cost.work import Folders
+from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
+from gold_textgen.workflow.schema import validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 STAGES = {"train_mle": "training", "cache_rewards": "training", "fine_tune": "training", "evaluate": "evaluation"}
@@ -46,20 +54,35 @@ def count_jobs(log_text: str) -> int:
     return sum(1 for line in log_text.splitlines() if line.startswith(("rule ", "localrule ")))
 
 
+def planned_wall(command: list[str], workdir: Path, configfiles: list[str], device: Path, cores: str) -> float:
+    """The plan's expected wall time for every job of the finished run (the updates it made), its dry run's
+    duration standing for the workflow's start."""
+    start = time.perf_counter()
+    result = subprocess.run([*command[:1], "-n", "--forceall", *command[1:]], capture_output=True, text=True, check=True)
+    startup = time.perf_counter() - start
+    config = validate_config(merged_config(REPO / "config.yaml", configfiles))
+    slots = len(os.sched_getaffinity(0)) if cores == "all" else int(cores)
+    jobs = [job for job in parse_jobs(result.stdout + result.stderr) if job.rule != "all"]
+    text, wall = report(config, DeviceProfile.load(device), jobs, Folders.of(config, workdir), slots, startup)
+    print(text)
+    return wall
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cores", default="all")
     parser.add_argument("--configfile", action="append", default=[])
     parser.add_argument("--workdir", type=Path, help="where to run (default: a new temporary folder, removed after)")
     parser.add_argument("--threads", type=int, help="threads of every job that runs a model (default: the resource table's)")
+    parser.add_argument("--device", type=Path, help="a device profile: print the plan's expected wall time beside the measured one")
     args = parser.parse_args(argv)
     snakemake = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="gold-bench-demo-"))
     if workdir.exists() and any(workdir.iterdir()):
         parser.error(f"{workdir} is not empty: the benchmark needs a clean working directory")
     command = [snakemake, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", args.cores]
-    for config in args.configfile:
-        command += ["--configfile", str(Path(config).resolve())]
+    if args.configfile:  # one flag for all: Snakemake keeps only the last of repeated --configfile flags
+        command += ["--configfile", *(str(Path(config).resolve()) for config in args.configfile)]
     if args.threads:
         command += ["--set-threads", *(f"{rule}={args.threads}" for rule in MODEL_RULES)]
     start = time.perf_counter()
@@ -71,6 +94,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"wall time        {wall:7.1f} s  ({wall / 60:.1f} min), {count_jobs(result.stderr)} jobs, --cores {args.cores}")
     for stage in ("training", "evaluation", "everything else"):
         print(f"{stage:16s} {stages.get(stage, 0.0):7.1f} job seconds")
+    if args.device:
+        planned = planned_wall(command, workdir, args.configfile, args.device, args.cores)
+        print(f"planned wall time {planned:7.1f} s  ({planned / 60:.1f} min) on {args.device}: {planned / wall:.2f} x the measured")
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
 

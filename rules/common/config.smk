@@ -14,6 +14,9 @@ try:
     from gold_textgen.data.records import SPLITS
     from gold_textgen.models import description as gold_model_description
     from gold_textgen.workflow import cluster as gold_cluster
+    from gold_textgen.workflow.cost import device_profile as gold_cost_profile
+    from gold_textgen.workflow.cost import estimates as gold_cost_estimates
+    from gold_textgen.workflow.cost import work as gold_cost_work
     from gold_textgen.workflow import code_identity as gold_code_identity
     from gold_textgen.workflow import experiment_index as gold_experiment_index
     from gold_textgen.workflow import layers as gold_layers

@@ -64,6 +64,30 @@ def requested(stage, key):
     return value
 
 
+@functools.cache
+def device_profile():
+    """The device profile named by cost.device_profile (None: runtimes by size class)."""
+    name = config["cost"]["device_profile"]
+    return gold_cost_profile.DeviceProfile.load(Path(workflow.basedir) / name if not Path(name).is_absolute() else name) if name else None
+
+
+def requested_runtime(rule, stage):
+    """A model job's SLURM time limit in minutes: with a device profile, its expected time there (the
+    updates past runs made, else the step cap) times cost.safety_factor; else, or where the profile has
+    nothing to scale from, the stage's size-class runtime. Either way times the attempt (a retried job
+    resumes from its checkpoint)."""
+
+    def value(wildcards, attempt):
+        profile = device_profile()
+        estimate = profile and gold_cost_estimates.job_estimate(config, profile, rule, dict(wildcards.items()), gold_cost_work.Folders.of(config))
+        if estimate is None:
+            return stage_request(wildcards.task, stage)["runtime"] * attempt
+        cost = config["cost"]
+        return gold_cost_estimates.runtime_minutes(estimate, cost["safety_factor"], cost["minimum_minutes"]) * attempt
+
+    return value
+
+
 def experiment_request(stage, key):
     """A resource for a job over every task (the paper comparison): the largest of the tasks' requests.
     Scoring all test outputs of a large grid with bootstrap takes minutes, so it is a cluster job.

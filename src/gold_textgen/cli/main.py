@@ -1,8 +1,9 @@
 """gold-textgen: run and inspect the GOLD workflow's experiments (run it from the project's root, where
-the Snakefile is). Every subcommand has --help; the Snakemake commands of the README work unchanged."""
+the Snakefile is). Every subcommand has --help; the Snakemake commands of the docs work unchanged."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import yaml
 
 from ..workflow.errors import ConfigError
 from ..workflow.files import write_text
+from .cost import cost_report, dry_run
 from .overrides import checked_config
 
 BASE_CONFIG = Path("config.yaml")
@@ -95,13 +97,32 @@ def run(configs, overrides, profile, cores, dry_run, targets) -> None:
 @main.command()
 @CONFIGS
 @SET
-def plan(configs, overrides) -> None:
-    """What would run for an experiment: jobs per rule (nothing runs)."""
-    _, arguments = experiment_arguments(configs, overrides)
-    counts = planned_jobs(arguments)
-    for rule, count in counts.items():
-        click.echo(f"{rule:24s} {count:6d}")
-    click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
+@click.option(
+    "--device",
+    "device_profile",
+    metavar="PROFILE",
+    help="a device profile (benchmarks/devices/*.yaml): hours per rule and table, wall time",
+)
+@click.option(
+    "--slots",
+    type=int,
+    default=None,
+    help="cores (GPUs on a GPU profile) the jobs share, for the wall time (default: this machine's cores)",
+)
+@click.option("--all", "everything", is_flag=True, help="cost everything, not only what is out of date")
+def plan(configs, overrides, device_profile, slots, everything) -> None:
+    """What would run for an experiment: jobs per rule; with --device (or the config's cost.device_profile)
+    also the expected and upper-bound hours per rule and per table, and the wall time (nothing runs)."""
+    config, arguments = experiment_arguments(configs, overrides)
+    device_profile = device_profile or config["cost"]["device_profile"]
+    if device_profile is None:
+        counts = planned_jobs(arguments + (["--forceall"] if everything else []))
+        for rule, count in counts.items():
+            click.echo(f"{rule:24s} {count:6d}")
+        click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
+        return
+    output, startup = dry_run(snakemake_command(), arguments, everything)
+    click.echo(cost_report(config, device_profile, output, slots or len(os.sched_getaffinity(0)), startup))
 
 
 @main.command()
@@ -121,7 +142,7 @@ def status(configs, overrides) -> None:
 @main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 def signatures(arguments) -> None:
-    """Check the README's claims about the demo on a run's own files (--results, --task; --help for more)."""
+    """Check the claims of docs/results/demo.md about the demo on a run's own files (--results, --task; --help for more)."""
     from ..analysis.demo_signatures import main as signatures_main
 
     raise SystemExit(signatures_main(list(arguments)))

@@ -1,0 +1,232 @@
+"""Measure this machine's speed on an experiment's tasks and write a device profile, which `gold-textgen
+plan` and the workflow's SLURM runtime requests (config `cost.device_profile`) read.
+
+    python -m benchmarks.device_profile [--configfile configs/<name>.yaml ...] [--output benchmarks/devices/<name>.yaml]
+        [--name NAME] [--steps 20] [--warmup 3]
+
+For each task of the experiment, on its own prepared data and tokenizer (the workflow makes them first:
+seconds) and its model as the config builds it (untrained weights: the arithmetic is the same), it times
+at the threads the task's jobs get here (resources.py, at most this machine's cores):
+
+- an update (forward, backward, gradient clipping, Adam) on training batches of the MLE batch size, drawn
+  as training draws them (length-grouped where the task says so), as seconds per example;
+- a no-grad forward on the same batches (helper models, the reward cache, token NLL), per example;
+- decoding dev examples at the generation batch size with each beam count the experiment's decoders and dev
+  decoder use (sampling costs as greedy), per example;
+
+and, once, a job's start: a fresh interpreter importing the training code, and one importing the analysis
+code (all of a job that runs no model, whose own work is seconds); Snakemake's job start, model and data
+loading and checkpoint saving come on top and are not measured. Mean seconds over `--steps` batches after
+`--warmup` untimed ones; an existing profile file gains or replaces the tasks measured, keeping the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import torch
+from transformers import DataCollatorForSeq2Seq
+
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
+from gold_textgen.data.token_features import feature_sizes, input_features
+from gold_textgen.data.tokenization import load_tokenizer
+from gold_textgen.evaluation.decoding import generation_config
+from gold_textgen.models.transformer import initial_model
+from gold_textgen.workflow.cost.device_profile import DeviceProfile, architecture, model_size, shape_key, tokens_per_example
+from gold_textgen.workflow.files import read_jsonl, write_text
+from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.resources import stage_request
+from gold_textgen.workflow.runtime import pick_device, set_threads
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import analysis_settings, evaluated_runs, is_causal, task_config
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL_JOB_IMPORTS = "import gold_textgen.training.mle, gold_textgen.training.fine_tune, gold_textgen.evaluation.decoding"
+CPU_JOB_IMPORTS = "import pandas, matplotlib.figure, gold_textgen.analysis.training_curves, gold_textgen.analysis.significance"
+
+
+def device_name(cores: int) -> str:
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    processor = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), ""
+    )
+    return f"cpu: {processor or platform.processor()}, {cores} cores"
+
+
+def commit() -> str:
+    result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return result.stdout.strip() or "unknown"
+
+
+def synchronise() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def mean_seconds(action, batches: list[dict], warmup: int) -> float:
+    """Mean seconds per example of `action` over `batches` (the first `warmup` untimed)."""
+    for batch in batches[:warmup]:
+        action(batch)
+    seconds = examples = 0.0
+    for batch in batches[warmup:]:
+        synchronise()
+        start = time.perf_counter()
+        action(batch)
+        synchronise()
+        seconds += time.perf_counter() - start
+        examples += next(iter(batch.values())).shape[0]
+    return seconds / examples
+
+
+def start_seconds(imports: str, repeats: int = 3) -> float:
+    """A fresh interpreter running `imports` (the median of a few)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", imports], check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def prepared_files(config: dict, configfiles: list[str], task: str) -> tuple[Path, Path, Path | None]:
+    """(train, valid, tokenizer) of the task as the workflow prepares them, made first if missing."""
+    experiment = config["experiment"]
+    store = REPO / "results" / (experiment["extends"] or experiment["name"])
+    train, valid = store / "data" / task / "train.jsonl", store / "data" / task / "valid.jsonl"
+    tokenizer = store / "tokenizers" / task if task_config(config, task)["model"]["kind"] == "scratch" else None
+    targets = [path for path in (train, valid, tokenizer) if path is not None and not path.exists()]
+    if targets:
+        snakemake = Path(sys.executable).with_name("snakemake")
+        command = [str(snakemake), "--cores", "1", "--directory", str(REPO), *(str(path.relative_to(REPO)) for path in targets)]
+        subprocess.run([*command, "--configfile", *configfiles], check=True)  # targets first: --configfile takes every word after it
+    return train, valid, tokenizer
+
+
+def measure_task(config: dict, configfiles: list[str], name: str, steps: int, warmup: int, cores: int) -> dict:
+    task = task_config(config, name)
+    threads = min(cores, stage_request(task, "train_mle")["threads"])
+    set_threads(threads)
+    train, valid, tokenizer_path = prepared_files(config, configfiles, name)
+    model_settings = task["model"]
+    tokenizer = (
+        load_tokenizer(tokenizer_path) if tokenizer_path else load_tokenizer(model_settings["name_or_path"], model_settings.get("revision"))
+    )
+    torch.manual_seed(0)
+    model = initial_model(model_settings, tokenizer, feature_sizes(input_features(model_settings))).to(pick_device())
+    lengths = (task["max_source_length"], task["max_target_length"])
+    features, causal = input_features(model_settings), is_causal(model_settings)
+    collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
+    draw = random.Random(0)
+
+    def batches(records: list[dict], size: int, grouped: bool) -> list[dict]:
+        dataset = tokenize_records(records, tokenizer, *lengths, features, causal=causal)
+        if grouped:
+            groups = list(length_sorted_batches([len(labels) for labels in dataset["labels"]], size))
+        else:
+            order = list(range(len(dataset)))
+            draw.shuffle(order)
+            groups = [order[i : i + size] for i in range(0, len(order), size)]
+        chosen = draw.sample(groups, min(len(groups), steps + warmup))
+        return [{key: value.to(pick_device()) for key, value in collate([dataset[i] for i in group]).items()} for group in chosen]
+
+    mle = task["mle"]
+    training = batches(read_jsonl(train), mle["batch_size"], mle.get("group_by_length", False))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def update(batch: dict) -> None:
+        model.train()
+        model(**batch).loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), mle["max_grad_norm"])
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    def forward(batch: dict) -> None:
+        model.eval()
+        with torch.no_grad():
+            model(**batch)
+
+    generation = task["generation"]
+    dev = batches(read_jsonl(valid), generation["batch_size"], False)
+    beam_counts = {task["dev_search"].get("num_beams", 1)}
+    for split in ("valid", "test"):
+        for decoder, _ in evaluated_runs(config, analysis_settings(config), split):
+            settings = config["decoders"][decoder]
+            beam_counts.add(1 if settings["do_sample"] else settings.get("num_beams", 1))
+
+    def decoder(beams: int):
+        search = generation_config(model, generation, {"num_beams": beams})
+
+        def decode(batch: dict) -> None:
+            model.eval()
+            with torch.no_grad():
+                model.generate(**{k: v for k, v in batch.items() if k not in ("labels", "decoder_input_ids")}, generation_config=search)
+
+        return decode
+
+    entry = {
+        "task": name,
+        "architecture": architecture(task),
+        "size": model_size(task),
+        "tokens": tokens_per_example(task),
+        "threads": threads,
+        "update_s": mean_seconds(update, training, warmup),
+        "forward_s": mean_seconds(forward, training, warmup),
+        "decode_s": {beams: mean_seconds(decoder(beams), dev, min(warmup, 1)) for beams in sorted(beam_counts)},
+    }
+    if torch.cuda.is_available():
+        entry["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20)
+    print(
+        f"{name}: update {entry['update_s'] * 1e3:.2f} ms/example, forward {entry['forward_s'] * 1e3:.2f} ms/example, "
+        + ", ".join(f"beam {b} decode {s * 1e3:.2f} ms/example" for b, s in entry["decode_s"].items())
+        + f" ({threads} threads)"
+    )
+    return {shape_key(task): {key: round(value, 7) if isinstance(value, float) else value for key, value in entry.items()}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configfile", action="append", default=[], help="an experiment's config, merged over config.yaml (repeatable)")
+    parser.add_argument("--tasks", nargs="*", help="the tasks to measure (default: the experiment's)")
+    parser.add_argument("--output", type=Path, required=True, help="the profile file to write (or to add these tasks to)")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--cores", type=int, default=None, help="the cores jobs get here (default: all of this machine's)")
+    args = parser.parse_args(argv)
+    cores = args.cores or len(__import__("os").sched_getaffinity(0))
+    config = validate_config(merged_config(REPO / "config.yaml", args.configfile))
+    measured = {}
+    for name in args.tasks or config["experiment"]["tasks"]:
+        measured.update(measure_task(config, args.configfile, name, args.steps, args.warmup, cores))
+    for entry in measured.values():
+        entry["measured"] = f"{date.today().isoformat()} at commit {commit()}"
+        entry["decode_s"] = {int(beams): round(seconds, 7) for beams, seconds in entry["decode_s"].items()}
+    tasks = DeviceProfile.load(args.output).tasks if args.output.exists() else {}
+    tasks.update(measured)
+    set_threads(1)
+    profile = DeviceProfile(
+        device=device_name(cores),
+        threads=cores,
+        measured={
+            "commit": commit(),
+            "date": date.today().isoformat(),
+            "command": "python -m benchmarks.device_profile " + " ".join(argv or sys.argv[1:]),
+        },
+        job_start=start_seconds(MODEL_JOB_IMPORTS),
+        cpu_job=start_seconds(CPU_JOB_IMPORTS),
+        tasks=tasks,
+    )
+    write_text(args.output, profile.to_yaml())
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""`gold-textgen plan --device PROFILE`: the cost of an experiment on a measured device (workflow/cost)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import click
+
+from ..workflow.cost.device_profile import DeviceProfile
+from ..workflow.cost.dry_run import parse_jobs
+from ..workflow.cost.plan import report
+from ..workflow.cost.work import Folders
+from ..workflow.errors import ConfigError
+
+
+def dry_run(snakemake: list[str], arguments: list[str], everything: bool) -> tuple[str, float]:
+    """Snakemake's dry-run output (every job with --forceall when `everything`) and how long it took."""
+    start = time.perf_counter()
+    command = [*snakemake, "-n", *arguments, *(["--forceall"] if everything else [])]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode:
+        raise click.ClickException(result.stderr.strip()[-3000:] or "snakemake failed")
+    return result.stdout + result.stderr, time.perf_counter() - start
+
+
+def cost_report(config: dict, profile_path: str, output: str, slots: int, startup: float) -> str:
+    try:
+        profile = DeviceProfile.load(profile_path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    jobs = [job for job in parse_jobs(output) if job.rule != "all"]
+    return report(config, profile, jobs, Folders.of(config, Path.cwd()), slots, startup)[0]

@@ -1,0 +1,129 @@
+"""A device profile: one machine's measured speed on the tasks it was measured on (written by
+`python -m benchmarks.device_profile`), and the rates of any task read from it: `measured` where the
+profile holds the task's very shape, `scaled` from the nearest measured shape of the same architecture
+(by model size and tokens per example) otherwise, and none where it holds no such architecture.
+
+Rates are seconds per example, measured at the task's batch size: an update (forward, backward, Adam), a
+no-grad forward (a helper model, the reward cache, token NLL), a decoded example per beam count; and a
+job's start (interpreter, imports, model and data loading)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from ..errors import ConfigError
+from ..resources import named_parameters, scratch_parameters
+from ..views import is_recurrent
+
+SHAPE_KEYS = ("model", "tokenizer", "max_source_length", "max_target_length")
+
+
+def shape_key(task: dict) -> str:
+    """What a task's speed depends on (model, tokenizer, lengths), hashed: equal keys, equal speed."""
+    shape = {key: task.get(key) for key in SHAPE_KEYS}
+    return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def architecture(task: dict) -> str:
+    model = task["model"]
+    return model.get("architecture") if model["kind"] == "scratch" else f"pretrained {model.get('architecture', 'seq2seq')}"
+
+
+def model_size(task: dict) -> float | None:
+    """A relative measure of the arithmetic per token (parameters touched per token), or None if unknown."""
+    model = task["model"]
+    if model["kind"] == "pretrained":
+        return named_parameters(str(model.get("name_or_path", "")))
+    vocabulary = task["tokenizer"]["vocab_size"]
+    if is_recurrent(model):
+        hidden, embedding = model["decoder_hidden"], model["embedding_dim"]
+        recurrent = 3 * (embedding + model["encoder_hidden"]) * model["encoder_hidden"] * 2 + 3 * (embedding + hidden) * hidden
+        return recurrent + vocabulary * hidden
+    return scratch_parameters(model) + vocabulary * model["d_model"]
+
+
+def tokens_per_example(task: dict) -> int:
+    return task["max_source_length"] + task["max_target_length"]
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Seconds per example of each unit, and where they come from (`measured`, or `scaled from <task>`)."""
+
+    update: float
+    forward: float
+    decode: dict[int, float]  # beams -> seconds per decoded example
+    job_start: float
+    origin: str
+
+    def decode_seconds(self, beams: int) -> float:
+        """A beam count the profile did not time scales from the nearest timed one (cost grows with beams)."""
+        if beams in self.decode:
+            return self.decode[beams]
+        nearest = min(self.decode, key=lambda timed: abs(timed - beams))
+        return self.decode[nearest] * beams / nearest
+
+    def scaled(self, factor: float, origin: str) -> Rates:
+        decode = {beams: seconds * factor for beams, seconds in self.decode.items()}
+        return Rates(self.update * factor, self.forward * factor, decode, self.job_start, origin)
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    device: str
+    threads: int
+    measured: dict  # commit, date, command
+    job_start: float
+    cpu_job: float  # a job that runs no model (data, tables, figures): its whole time
+    tasks: dict  # shape key -> {task, architecture, size, tokens, update_s, forward_s, decode_s: {beams: s}}
+    path: Path | None = None
+
+    @classmethod
+    def load(cls, path: str | Path) -> DeviceProfile:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"cost.device_profile: no device profile at {path} (python -m benchmarks.device_profile writes one)")
+        data = yaml.safe_load(path.read_text())
+        missing = [key for key in ("device", "threads", "measured", "job_start_s", "cpu_job_s", "tasks") if key not in data]
+        if missing:
+            raise ConfigError(f"{path}: not a device profile (missing {', '.join(missing)})")
+        return cls(data["device"], data["threads"], data["measured"], data["job_start_s"], data["cpu_job_s"], data["tasks"], path)
+
+    def to_yaml(self) -> str:
+        data = {
+            "device": self.device,
+            "threads": self.threads,
+            "measured": self.measured,
+            "job_start_s": round(self.job_start, 3),
+            "cpu_job_s": round(self.cpu_job, 3),
+            "tasks": self.tasks,
+        }
+        return yaml.safe_dump(data, sort_keys=False)
+
+    @property
+    def gpu(self) -> bool:
+        """Whether the profile was measured on a GPU (model jobs then count as GPU-hours)."""
+        return not self.device.startswith("cpu")
+
+    def rates(self, task: dict) -> Rates | None:
+        """The rates of `task` (task_config), measured or scaled, or None where no measured task shares its architecture."""
+        entry = self.tasks.get(shape_key(task))
+        if entry is not None:
+            return self._rates(entry, "measured")
+        size = model_size(task)
+        same = [entry for entry in self.tasks.values() if entry["architecture"] == architecture(task) and entry["size"]]
+        if size is None or not same:
+            return None
+        tokens = tokens_per_example(task)
+        nearest = min(same, key=lambda entry: abs(entry["size"] * entry["tokens"] - size * tokens))
+        factor = size * tokens / (nearest["size"] * nearest["tokens"])
+        return self._rates(nearest, "").scaled(factor, f"scaled from {nearest['task']} (x{factor:.2f})")
+
+    def _rates(self, entry: dict, origin: str) -> Rates:
+        decode = {int(beams): seconds for beams, seconds in entry["decode_s"].items()}
+        return Rates(entry["update_s"], entry["forward_s"], decode, self.job_start, origin)

@@ -1,0 +1,178 @@
+"""The cost plan of an experiment on a device: each job's expected and upper-bound time (estimates.py),
+summed per rule and per table (a job that several tables need counts in each), GPU-hours and CPU-hours,
+and the wall time on a given number of cores or GPUs (the jobs list-scheduled in dependency order,
+longest first, as Snakemake runs them)."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from ..resources import stage_request
+from ..views import task_config
+from .device_profile import DeviceProfile
+from .dry_run import PlannedJob
+from .estimates import Estimate, job_estimate, runs_a_model
+from .work import Folders
+
+# The rules whose outputs are the experiment's tables, with the names users know them by.
+TABLES = {
+    "table1": "Table 1",
+    "table2": "Table 2",
+    "table4": "Table 4",
+    "main_table": "main table",
+    "objectives_table": "objectives",
+    "significance": "significance",
+    "paper_comparison": "paper comparison",
+}
+UNKNOWN = Estimate("", 0.0, 0.0, "no profile entry")
+
+
+@dataclass
+class JobCost:
+    job: PlannedJob
+    estimate: Estimate
+    gpus: int
+    threads: int
+
+    @property
+    def known(self) -> bool:
+        return self.estimate is not UNKNOWN
+
+
+def job_costs(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], results: Folders | None) -> list[JobCost]:
+    costs = []
+    for job in jobs:
+        estimate = job_estimate(config, profile, job.rule, job.wildcards, results) or UNKNOWN
+        gpus = 0
+        if profile.gpu and runs_a_model(job.rule):
+            stage = job.rule if not job.rule.startswith("evaluate_") else "evaluate"
+            gpus = stage_request(task_config(config, job.wildcards["task"]), stage)["gpu"]
+        costs.append(JobCost(job, estimate, gpus, job.threads))
+    return costs
+
+
+def ancestors(jobs: list[PlannedJob], jobid: int) -> set[int]:
+    by_id = {job.jobid: job for job in jobs}
+    seen, stack = set(), [jobid]
+    while stack:
+        for parent in by_id[stack.pop()].after:
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return seen | {jobid}
+
+
+def wall_seconds(costs: list[JobCost], slots: int, expected: bool = True, gpus: bool = False) -> float:
+    """Wall time with `slots` parallel slots, jobs started in dependency order, the longest ready job first.
+    Slots are cores (each job takes its threads' worth) or, on a GPU profile (`gpus`), GPUs (a model job
+    takes its GPUs; the others run beside them on CPU nodes)."""
+    seconds = {cost.job.jobid: cost.estimate.expected if expected else cost.estimate.upper for cost in costs}
+    width = {cost.job.jobid: min(slots, cost.gpus if gpus else max(1, cost.threads)) for cost in costs}
+    waiting = {cost.job.jobid: set(cost.job.after) & set(seconds) for cost in costs}
+    children: dict[int, list[int]] = {jobid: [] for jobid in seconds}
+    for jobid, parents in waiting.items():
+        for parent in parents:
+            children[parent].append(jobid)
+    ready = [jobid for jobid, parents in waiting.items() if not parents]
+    running: list[tuple[float, int]] = []
+    now, free = 0.0, slots
+    while ready or running:
+        ready.sort(key=lambda jobid: -seconds[jobid])
+        for jobid in list(ready):
+            if width[jobid] <= free:
+                ready.remove(jobid)
+                free -= width[jobid]
+                heapq.heappush(running, (now + seconds[jobid], jobid))
+        now, done = heapq.heappop(running)
+        free += width[done]
+        for child in children[done]:
+            waiting[child].discard(done)
+            if not waiting[child]:
+                ready.append(child)
+    return now
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    jobs: int
+    expected_hours: float
+    upper_hours: float
+    gpu_hours: float
+    cpu_hours: float
+    unknown: int
+    runtime: int | None = None  # the longest runtime request (minutes) among the jobs
+
+
+def summed(name: str, costs: list[JobCost]) -> Row:
+    return Row(
+        name,
+        len(costs),
+        sum(cost.estimate.expected for cost in costs) / 3600,
+        sum(cost.estimate.upper for cost in costs) / 3600,
+        sum(cost.estimate.expected * cost.gpus for cost in costs) / 3600,
+        sum(cost.estimate.expected * cost.threads for cost in costs if not cost.gpus) / 3600,
+        sum(not cost.known for cost in costs),
+        max((cost.job.runtime for cost in costs if cost.job.runtime is not None), default=None),
+    )
+
+
+def rows_by_rule(costs: list[JobCost]) -> list[Row]:
+    rules = dict.fromkeys(cost.job.rule for cost in costs)
+    return [summed(rule, [cost for cost in costs if cost.job.rule == rule]) for rule in rules]
+
+
+def rows_by_table(costs: list[JobCost]) -> list[Row]:
+    jobs = [cost.job for cost in costs]
+    rows = []
+    for cost in costs:
+        if cost.job.rule in TABLES:
+            needed = ancestors(jobs, cost.job.jobid)
+            label = TABLES[cost.job.rule] + (f" ({cost.job.wildcards['task']})" if "task" in cost.job.wildcards else "")
+            rows.append(summed(label, [c for c in costs if c.job.jobid in needed]))
+    return rows
+
+
+def render(rows: list[Row], title: str, limits: bool = False) -> str:
+    lines = [f"{title:28s} {'jobs':>5s} {'expected h':>11s} {'upper h':>9s} {'GPU h':>9s} {'CPU h':>9s} {'limit min':>9s}"]
+    for row in rows:
+        flag = f"  ({row.unknown} jobs without an estimate)" if row.unknown else ""
+        limit = f"{row.runtime:9d}" if limits and row.runtime is not None else f"{'':9s}"
+        numbers = f"{row.expected_hours:11.3f} {row.upper_hours:9.3f} {row.gpu_hours:9.3f} {row.cpu_hours:9.3f} {limit}"
+        lines.append(f"{row.name:28s} {row.jobs:5d} {numbers}{flag}")
+    return "\n".join(lines)
+
+
+def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int, startup: float) -> tuple[str, float]:
+    """The plan as text, and its expected wall time in seconds (`startup`: the workflow's own, before any job)."""
+    costs = job_costs(config, profile, jobs, folders)
+    if not costs:
+        return "nothing to run: every output is up to date (--all: the cost of building everything)", 0.0
+    lines = [
+        f"device profile {profile.path}: {profile.device} (measured {profile.measured['date']} at commit {profile.measured['commit']})",
+        *(f"  rates of {line}" for line in origins(costs)),
+        "",
+        render(rows_by_rule(costs), "rule", limits=True),
+        "",
+        render(rows_by_table(costs), "table (with what it needs)"),
+        "",
+        "expected: the updates past runs of this experiment made (training_summary.csv) where there are any, else the step cap;",
+        "upper: every training run to its step cap. GPU h: jobs that ask for GPUs on a GPU profile; CPU h: the others, times",
+        "their threads. limit min: the longest SLURM time limit a job of the rule asks for (cost.device_profile sets them).",
+    ]
+    walls = {}
+    for bound, expected in (("expected", True), ("upper bound", False)):
+        walls[bound] = wall_seconds(costs, slots, expected, profile.gpu) + startup
+        minutes, hours, unit = walls[bound] / 60, walls[bound] / 3600, "GPUs" if profile.gpu else "cores"
+        lines.append(f"wall time on {slots} {unit} ({bound}): {minutes:.1f} min ({hours:.2f} h), the workflow's start included")
+    return "\n".join(lines), walls["expected"]
+
+
+def origins(costs: list[JobCost]) -> list[str]:
+    """Where the rates came from, per task: measured on this profile's device or scaled."""
+    seen = {}
+    for cost in costs:
+        if runs_a_model(cost.job.rule):
+            seen.setdefault(cost.job.wildcards["task"], cost.estimate.origin)
+    return [f"{task}: {origin}" for task, origin in seen.items()]

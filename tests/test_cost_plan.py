@@ -1,0 +1,173 @@
+"""The cost plan (gold_textgen.workflow.cost): jobs read from a dry run, the work each does, seconds on a
+device profile (measured or scaled), the wall time of a schedule, and the SLURM runtime made from it."""
+
+import copy
+import re
+
+import pytest
+import yaml
+from conftest import REPO
+
+from gold_textgen.workflow.cost.device_profile import DeviceProfile, shape_key
+from gold_textgen.workflow.cost.dry_run import PlannedJob, parse_jobs
+from gold_textgen.workflow.cost.estimates import Estimate, job_estimate, runtime_minutes, work_seconds
+from gold_textgen.workflow.cost.plan import JobCost, ancestors, report, rows_by_table, wall_seconds
+from gold_textgen.workflow.cost.work import Folders, job_work
+from gold_textgen.workflow.errors import ConfigError
+from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import task_config
+
+DRY_RUN = """Building DAG of jobs...
+[Sat Nov 28 23:35:55 2026]
+rule prepare_dataset:
+    output: results/demo/data/demo/train.jsonl, results/demo/data/demo/valid.jsonl
+    jobid: 4
+    wildcards: task=demo
+    resources: tmpdir=/tmp, runtime=30
+[Sat Nov 28 23:35:55 2026]
+rule train_mle:
+    input: results/demo/data/demo/train.jsonl, results/demo/data/demo/valid.jsonl
+    output: results/demo/models/demo/mle/seed1
+    jobid: 3
+    wildcards: task=demo, seed=1
+    threads: 2
+    resources: tmpdir=/tmp, runtime=120
+[Sat Nov 28 23:35:55 2026]
+localrule table1:
+    input: results/demo/models/demo/mle/seed1, results/elsewhere.json
+    output: results/demo/tables/table1.csv
+    jobid: 1
+Job stats:
+"""
+
+
+def demo_config(**changes) -> dict:
+    config = validate_config(merged_config(REPO / "config.yaml"))
+    config["experiment"].update(changes)
+    return config
+
+
+def unit_profile(task: dict) -> DeviceProfile:
+    """A profile whose every unit costs one second per example (known answers are then counts)."""
+    entry = {"task": task["name"], "architecture": "transformer", "size": 1000, "tokens": 64, "threads": 1}
+    entry |= {"update_s": 1.0, "forward_s": 1.0, "decode_s": {1: 1.0, 5: 5.0}}
+    return DeviceProfile("cpu: test", 2, {"commit": "x", "date": "today"}, 10.0, 2.0, {shape_key(task): entry})
+
+
+def test_jobs_and_their_dependencies_are_read_from_a_dry_run():
+    jobs = {job.jobid: job for job in parse_jobs(DRY_RUN)}
+    assert sorted(jobs) == [1, 3, 4]
+    assert jobs[3].rule == "train_mle" and jobs[3].wildcards == {"task": "demo", "seed": "1"} and jobs[3].threads == 2
+    assert jobs[3].after == {4} and jobs[1].after == {3} and jobs[4].after == set()
+    assert ancestors(list(jobs.values()), 1) == {1, 3, 4}
+
+
+def test_the_work_of_each_job_is_counted_from_the_config():
+    config = demo_config()
+    mle = job_work(config, "train_mle", {"task": "demo", "seed": "1"}, expected=True)
+    assert (mle.updates, mle.batch_size, mle.updates_bound) == (4000, 128, "cap")  # no past run: the step cap
+    assert mle.dev_decoded == 4000 // 100 * 500 and mle.helper_forwards == 0
+    gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"})
+    assert gold.updates == 1500 and gold.helper_forwards == 1  # the lagged policy; rewards come from the cache
+    control = job_work(config, "fine_tune", {"task": "demo", "objective": "mle_continued", "seed": "1"})
+    assert control.helper_forwards == 0
+    test = job_work(config, "evaluate_test", {"task": "demo", "objective": "mle", "seed": "1"})
+    assert test.scored == 500 and test.decoded == {1: 500}  # greedy on the test set
+    valid = job_work(config, "evaluate_valid", {"task": "demo", "objective": "mle", "seed": "1"})
+    assert valid.decoded == {1: 500 * (1 + 3 + 3), 3: 500, 5: 500}  # greedy, 3+3 sampling runs, beam3, beam5
+    assert job_work(config, "cache_rewards", {"task": "demo", "seed": "1"}).scored == 20000
+
+
+def test_past_runs_give_the_expected_updates(tmp_path):
+    config = demo_config()
+    summary = tmp_path / "results" / "demo" / "analysis" / "demo" / "training_summary.csv"
+    summary.parent.mkdir(parents=True)
+    summary.write_text("objective,seed,global_step\nmle,1,1100\nmle,2,1300\ngold_s,1,300\n")
+    folders = Folders.of(config, tmp_path)
+    mle = job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=True, results=folders)
+    assert (mle.updates, mle.updates_bound) == (1200, "past run")
+    assert job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=False, results=folders).updates == 4000
+    control = job_work(config, "fine_tune", {"task": "demo", "objective": "mle_continued", "seed": "1"}, results=folders)
+    assert control.updates_bound == "cap"  # no past run of the control
+
+
+def test_seconds_are_the_work_at_the_profiles_rates():
+    config = demo_config()
+    task = task_config(config, "demo")
+    profile = unit_profile(task)
+    estimate = job_estimate(config, profile, "evaluate_test", {"task": "demo", "objective": "mle", "seed": "1"})
+    assert estimate.expected == estimate.upper == 10 + 500 + 500  # start, token NLL, greedy decoding
+    assert estimate.origin == "measured"
+    gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"})
+    rates = profile.rates(task)
+    assert work_seconds(gold, rates) == 10 + 1500 * 128 * (1 + 1) + 1500 // 50 * 500 * 1
+    assert rates.decode_seconds(3) == 5.0 * 3 / 5  # an untimed beam count scales from the nearest timed one
+    assert job_estimate(config, profile, "table1", {}).expected == 2.0  # a job that runs no model
+
+
+def test_a_task_the_profile_did_not_time_is_scaled_from_the_nearest_of_its_architecture():
+    config = demo_config()
+    task = task_config(config, "demo")
+    profile = unit_profile(task)
+    bigger = copy.deepcopy(task)
+    bigger["model"]["d_model"] *= 2
+    rates = profile.rates(bigger)
+    assert rates.origin.startswith("scaled from demo") and rates.update > 1.0
+    recurrent = copy.deepcopy(task)
+    recurrent["model"].update(architecture="nqg_pp", embedding_dim=8, encoder_hidden=8, decoder_hidden=8)
+    assert profile.rates(recurrent) is None  # nothing of its architecture to scale from
+
+
+def test_the_runtime_request_is_the_estimate_times_the_safety_factor_with_a_floor():
+    assert runtime_minutes(Estimate("train_mle", 3600.0, 7200.0, "measured"), 2.0, 10) == 120
+    assert runtime_minutes(Estimate("train_mle", 30.0, 60.0, "measured"), 2.0, 10) == 10
+
+
+def test_the_wall_time_list_schedules_jobs_in_dependency_order():
+    def cost(jobid, seconds, after=(), threads=1):
+        return JobCost(PlannedJob(jobid, f"rule{jobid}", after=set(after)), Estimate("", seconds, seconds, ""), 0, threads)
+
+    # 1 -> (2, 3, 4) -> 5: on two slots the three middle jobs take two rounds of the longest first.
+    costs = [cost(1, 10), cost(2, 30, [1]), cost(3, 20, [1]), cost(4, 20, [1]), cost(5, 5, [2, 3, 4])]
+    assert wall_seconds(costs, slots=2) == 10 + 40 + 5
+    assert wall_seconds(costs, slots=3) == 10 + 30 + 5
+    wide = [cost(1, 10, threads=2), cost(2, 10, threads=2)]  # a job takes its threads' worth of slots
+    assert wall_seconds(wide, slots=2) == 20
+
+
+def test_a_table_counts_every_job_it_needs():
+    jobs = parse_jobs(DRY_RUN)
+    costs = [JobCost(job, Estimate(job.rule, 60.0, 120.0, ""), 0, 1) for job in jobs]
+    (row,) = rows_by_table(costs)
+    assert row.name == "Table 1" and row.jobs == 3 and row.expected_hours == pytest.approx(3 / 60)
+
+
+def test_the_shipped_profile_loads_and_a_bad_one_is_named(tmp_path):
+    for path in (REPO / "benchmarks" / "devices").glob("*.yaml"):
+        profile = DeviceProfile.load(path)
+        assert profile.tasks and profile.measured["commit"]
+    with pytest.raises(ConfigError, match="no device profile at"):
+        DeviceProfile.load(tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump({"device": "x"}))
+    with pytest.raises(ConfigError, match=r"not a device profile \(missing threads"):
+        DeviceProfile.load(tmp_path / "bad.yaml")
+
+
+def test_on_a_gpu_profile_slots_are_gpus_and_jobs_without_a_model_run_beside():
+    def cost(jobid, seconds, gpus, after=()):
+        return JobCost(PlannedJob(jobid, f"rule{jobid}", after=set(after)), Estimate("", seconds, seconds, ""), gpus, 4)
+
+    costs = [cost(1, 100, 1), cost(2, 100, 1), cost(3, 50, 0), cost(4, 10, 0, [1, 2, 3])]
+    assert wall_seconds(costs, slots=1, gpus=True) == 210  # the two GPU jobs in turn, the CPU job beside them
+    assert wall_seconds(costs, slots=2, gpus=True) == 110
+
+
+def test_the_plan_report_names_the_device_the_rates_and_the_wall_time():
+    config = demo_config()
+    profile = unit_profile(task_config(config, "demo"))
+    text, wall = report(config, profile, parse_jobs(DRY_RUN), None, slots=2, startup=5.0)
+    assert "cpu: test" in text and "rates of demo: measured" in text
+    assert re.search(r"^train_mle\s+1\s", text, re.M) and re.search(r"^Table 1\s+3\s", text, re.M)
+    expected = 2.0 + job_estimate(config, profile, "train_mle", {"task": "demo", "seed": "1"}).expected + 2.0
+    assert wall == pytest.approx(expected + 5.0)  # the three jobs in a chain, then the workflow's start
