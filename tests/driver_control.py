@@ -18,11 +18,11 @@ MODEL = "results/smoke/models/demo/mle/seed1"
 CHECKPOINTS = "results/smoke/checkpoints/demo/mle/seed1"
 
 
-def long_mle_config(folder: Path) -> Path:
-    """The smoke experiment with MLE alone and a longer MLE run (checkpoints every 20 of 120 updates)."""
+def long_mle_config(folder: Path, max_steps: int = 120, eval_steps: int = 20) -> Path:
+    """The smoke experiment with MLE alone and a longer MLE run (by default checkpoints every 20 of 120 updates)."""
     settings = yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())
     settings["experiment"].update(objectives=["mle"], sweep_decoders=[])
-    settings["tasks"]["demo"]["mle"].update(max_steps=120, eval_steps=20, early_stopping_patience=100)
+    settings["tasks"]["demo"]["mle"].update(max_steps=max_steps, eval_steps=eval_steps, early_stopping_patience=100)
     path = folder / "config.yaml"
     path.write_text(yaml.safe_dump(settings))
     return path

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -17,37 +15,18 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 from driver_control import MODEL, long_mle_config, start_driver, wait_for_checkpoint, wait_until_gone
+from slurm_cluster import cancel_jobs_in, cluster_profile, jobs_in, require_cluster
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
-GPU_RULES = ("train_mle", "cache_rewards", "fine_tune", "evaluate")  # as named by their log folders
-CPU_RULES = ("prepare_dataset", "train_tokenizer")
-
-
-def cluster_answers() -> bool:
-    if not shutil.which("sinfo"):
-        return False
-    result = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30)
-    return result.returncode == 0 and any(state in result.stdout for state in ("idle", "mixed", "allocated"))
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    if not cluster_answers():
-        if os.environ.get("GOLD_REQUIRE_SLURM") == "1":
-            pytest.fail("GOLD_REQUIRE_SLURM=1 but no SLURM cluster answers (start it: bash tests/slurm/start_cluster.sh)")
-        pytest.skip("no SLURM cluster answers (bash tests/slurm/start_cluster.sh starts one)")
+    require_cluster()
 
 
-def cluster_profile(folder: Path, **settings) -> Path:
-    """profiles/slurm as shipped (the test cluster has its `cpu` and `gpu` partitions), polling faster,
-    with `settings` (profile keys, `_` for `-`) on top."""
-    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    profile.update({"jobs": 4, "latency-wait": 5, "retries": 0, "keep-going": False, "slurm-init-seconds-before-status-checks": 2})
-    profile.update({key.replace("_", "-"): value for key, value in settings.items()})
-    target = folder / "profile"
-    target.mkdir()
-    (target / "config.yaml").write_text(yaml.safe_dump(profile))
-    return target
+GPU_RULES = ("train_mle", "cache_rewards", "fine_tune", "evaluate")  # as named by their log folders
+CPU_RULES = ("prepare_dataset", "train_tokenizer")
 
 
 def job_records(workdir: Path) -> dict[str, list[dict]]:
@@ -59,19 +38,6 @@ def job_records(workdir: Path) -> dict[str, list[dict]]:
             facts = dict(item.split("=", 1) for item in match.group(1).split())
             records.setdefault(log.relative_to(logs).parts[0], []).append(facts)
     return records
-
-
-def jobs_in(workdir: Path) -> list[str]:
-    """The SLURM jobs queued or running with `workdir` as their working directory."""
-    listing = subprocess.run(["squeue", "-h", "-o", "%i %Z"], capture_output=True, text=True, timeout=30).stdout
-    return [line.split()[0] for line in listing.splitlines() if str(workdir) in line]
-
-
-def cancel_jobs_in(workdir: Path) -> None:
-    """Leave no job of this test queued (a failed or timed-out run may)."""
-    ids = jobs_in(workdir)
-    if ids:
-        subprocess.run(["scancel", *ids], timeout=30, check=False)
 
 
 # Job arrays: the two MLE runs of a two-seed experiment are ready at the same moment (when the tokenizer
@@ -160,7 +126,7 @@ def test_slurm_results_equal_a_local_run(slurm_run, tiny_run):
 
 
 def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(cluster, tmp_path):
-    """README "Stopping a run": Ctrl-C to a driver that submits to SLURM cancels the jobs it submitted
+    """docs/guide/running.md, "Stopping a run": Ctrl-C to a driver that submits to SLURM cancels the jobs it submitted
     (none is left running unwatched); the next run redoes only the cancelled job, from its checkpoint."""
     config = long_mle_config(tmp_path)
     profile = str(cluster_profile(tmp_path))
