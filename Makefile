@@ -1,14 +1,18 @@
-# The two entry points (see README): `make demo` runs the default experiment, `make test` the checks.
-# Both set up .venv first. torch is pinned to the CPU build this project is tested with; on a GPU
-# machine install your CUDA build of torch into .venv first and `make setup` keeps it.
+# The two entry points (README.md): `make demo` runs the default experiment, `make test` the checks.
+# Both set up .venv first. torch is pinned to the version this project is tested with, from your pip index
+# (on Linux, PyPI's wheel is the CUDA build; TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the CPU
+# build); a torch already in .venv (your CUDA build, say) is kept.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+# cffconvert (the CITATION.cff check) pins a jsonschema older than the project's: it gets a venv of its own.
+CFF_VENV := .venv-cff
 CORES ?= all
 
-.PHONY: help setup demo test test-fast lint format clean
+.PHONY: help setup demo test test-fast lint format docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
@@ -18,7 +22,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install --quiet -e ".[dev,slurm]"
 	touch $@
 
@@ -28,7 +32,7 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	$(BIN)/snakemake --cores $(CORES)
 	@cat results/demo/tables/table1_main.md
 	@cat results/demo/tables/table2_decoding.md
-	@echo "The README's claims about the demo, checked on this run:"
+	@echo "The claims of docs/results/demo.md about the demo, checked on this run:"
 	@-$(BIN)/python -m gold_textgen.analysis.demo_signatures
 	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
 	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
@@ -47,11 +51,21 @@ test: setup lint  ## lint, then every test (what CI runs)
 test-fast: setup lint  ## lint, then the unit tests only (about a minute)
 	$(BIN)/pytest -m "not workflow and not trl" -n 2
 
-lint: setup  ## ruff, snakefmt and snakemake --lint
+lint: setup $(CFF_VENV)/bin/cffconvert  ## ruff, snakefmt, snakemake --lint, the docs site (warnings as errors), CITATION.cff
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	$(CFF_VENV)/bin/cffconvert --validate -i CITATION.cff
+
+$(CFF_VENV)/bin/cffconvert:
+	$(PYTHON) -m venv $(CFF_VENV)
+	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
+
+docs: setup  ## regenerate the configuration reference, then serve the docs site at http://127.0.0.1:8000
+	$(BIN)/python -m gold_textgen.workflow.config_reference > docs/reference/config.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 format: setup  ## reformat the code in place
 	$(BIN)/ruff check --fix .

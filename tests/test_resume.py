@@ -77,7 +77,7 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, refere
     assert_resumed_to_the_uninterrupted_model(interrupted, reference, {"checkpoint-40", "checkpoint-60"})
 
 
-# README "Stopping a run": what each way of stopping the driver does to a running training job.
+# docs/guide/running.md, "Stopping a run": what each way of stopping the driver does to a running training job.
 
 
 def test_ctrl_c_stops_the_driver_and_its_jobs_now_and_a_restart_resumes(config, reference, tmp_path):

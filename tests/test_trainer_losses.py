@@ -164,7 +164,7 @@ def test_gold_s_trains_in_trls_sft_trainer_and_resumes_to_the_uninterrupted_weig
 
 @pytest.mark.trl
 def test_the_trl_example_runs(tmp_path):
-    """examples/trl_sft_gold.py as the README runs it, cut to a few updates."""
+    """examples/trl_sft_gold.py as docs/guide/objectives.md runs it, cut to a few updates."""
     pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
     command = [sys.executable, str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", str(tmp_path), "--examples", "64"]
     result = subprocess.run([*command, "--sft-steps", "2", "--gold-steps", "3"], capture_output=True, text=True, timeout=600)

@@ -156,7 +156,7 @@ def scoring_note(scores: pd.DataFrame) -> str:
             if signature != "unrecorded":
                 line += f"; {label} `{signature}`"
         lines.append(line + f"; ROUGE `{row.rouge_variant}`")
-    return "\nScoring (see README, Metrics):\n\n" + "\n".join(lines) + "\n"
+    return "\nScoring (see docs/guide/results.md, Metrics):\n\n" + "\n".join(lines) + "\n"
 
 
 def write_table(

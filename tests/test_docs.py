@@ -1,0 +1,135 @@
+"""Docs that cannot go stale: every command of the README's and docs' command blocks that plans or trains
+runs as written (a dry run where it trains), the job counts of the README's experiments table equal what
+Snakemake plans, no other page states a job count, and the configuration reference is the one the schema
+generates. Dry runs go three at a time: they spend most of their time starting Python."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SNAKEMAKE
+
+from gold_textgen.cli.main import job_counts
+from gold_textgen.workflow.config_reference import markdown as config_reference
+
+pytestmark = pytest.mark.workflow
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+GOLD_TEXTGEN = Path(sys.executable).with_name("gold-textgen")
+TABLE = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
+JOB_COUNT = re.compile(r"\b\d[\d,]* jobs\b")
+
+
+def command_lines(text: str) -> list[str]:
+    """The commands of a page's bash blocks: continuation lines joined, comments and `.venv/bin/` dropped."""
+    commands, language = [], None
+    for block in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+        language, body = block.group(1), block.group(2).replace("\\\n", " ")
+        if language not in ("bash", "sh"):
+            continue
+        for line in body.splitlines():
+            line = re.sub(r"\s#.*$", "", line).strip()
+            commands.append(re.sub(r"^\.venv/bin/", "", line))
+    return [command for command in commands if command]
+
+
+def planning_command(command: str) -> list[str] | None:
+    """The command as it runs here (a dry run where it would train), or None: not Snakemake or
+    gold-textgen planning or training, a placeholder (`<...>`, `[...]`) for the reader to fill in, or a
+    config file of the reader's own."""
+    if re.search(r"<[^>]*>|\[--", command):
+        return None
+    words = shlex.split(command)
+    if words[0] == "snakemake" and "--report" not in words:
+        run = [str(SNAKEMAKE), *words[1:], *([] if "-n" in words else ["-n"])]
+    elif words[:2] in (["gold-textgen", "run"],):
+        run = [str(GOLD_TEXTGEN), *words[1:], *([] if "-n" in words else ["-n"])]
+    elif words[:2] in (["gold-textgen", "plan"], ["gold-textgen", "status"]):
+        run = [str(GOLD_TEXTGEN), *words[1:]]
+    else:
+        return None
+    configs = [word for word in words[1:] if word.endswith(".yaml")]
+    return run if all((REPO / config).is_file() for config in configs) else None
+
+
+def needs_the_readers_data(error: str) -> bool:
+    """A dry run that stopped only because the reader's own corpus is not there yet (configs/local_example.yaml
+    names data/my_corpus/...): it parsed and planned, and says which files to put where."""
+    if "MissingInputException" not in error:
+        return False
+    affected = error.split("affected files:", 1)[-1].split()
+    return bool(affected) and all(path.startswith("data/") for path in affected)
+
+
+def run_all(commands: list[list[str]], cwd: Path = REPO) -> list[subprocess.CompletedProcess]:
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(lambda command: subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300), commands))
+
+
+def test_every_command_block_that_plans_or_trains_runs_as_written():
+    commands = {}
+    for page in PAGES:
+        for command in command_lines(page.read_text()):
+            if (run := planning_command(command)) is not None:
+                commands.setdefault(tuple(run), f"{page.relative_to(REPO)}: {command}")
+    assert len(commands) >= 10, "the docs' command blocks were not found"
+    failed = [
+        f"{where}\n{result.stderr.strip()[-1500:]}"
+        for (run, where), result in zip(commands.items(), run_all([list(run) for run in commands]), strict=True)
+        if result.returncode and not needs_the_readers_data(result.stdout + result.stderr)
+    ]
+    assert not failed, "commands of the docs that fail as written:\n\n" + "\n\n".join(failed)
+
+
+def stated_job_counts() -> dict[str, tuple[list[str], int]]:
+    """The README's experiments table: experiment -> (its config files, the jobs it states)."""
+    table = TABLE.search((REPO / "README.md").read_text())
+    assert table, "the README has no experiments table between its markers"
+    rows = {}
+    for line in table.group(1).splitlines()[2:]:
+        name, configs, jobs, _ = (cell.strip() for cell in line.strip("|").split("|"))
+        rows[name] = (configs.strip("`").split(), int(jobs))
+    return rows
+
+
+def test_the_job_counts_the_readme_states_are_what_snakemake_plans(tmp_path):
+    """Planned in a fresh folder (nothing built yet), with a few lines of the corpus configs/local_example.yaml
+    asks the reader for."""
+    for split in ("train", "valid", "test"):
+        for side in ("src", "tgt"):
+            path = tmp_path / "data" / "my_corpus" / f"{split}.{side}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("a b c\nd e f\n")
+    rows = stated_job_counts()
+    shipped = {path.stem for path in (REPO / "configs").glob("*.yaml")} | {"demo"}
+    assert shipped <= set(rows), f"shipped experiments missing from the README's table: {sorted(shipped - set(rows))}"
+    plan = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "-n", "--forceall", "--quiet", "rules", "--configfile"]
+    commands = [[*plan, *(str(REPO / config) for config in configs)] for configs, _ in rows.values()]
+    wrong = []
+    for (name, (_, stated)), result in zip(rows.items(), run_all(commands, tmp_path), strict=True):
+        assert result.returncode == 0, f"{name}: {result.stderr[-1500:]}"
+        planned = sum(job_counts(result.stdout).values())
+        if planned != stated:
+            wrong.append(f"{name}: the README says {stated} jobs, Snakemake plans {planned}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_other_page_states_a_job_count():
+    """A count typed into prose goes stale; the experiments table is checked, so counts live there."""
+    found = []
+    for page in PAGES:
+        text = TABLE.sub("", page.read_text())
+        found += [f"{page.relative_to(REPO)}: {match.group(0)}" for match in JOB_COUNT.finditer(text)]
+    assert not found, "job counts outside the README's experiments table:\n" + "\n".join(found)
+
+
+def test_the_configuration_reference_is_generated_from_the_schema():
+    page = REPO / "docs" / "reference" / "config.md"
+    assert page.read_text() == config_reference(), (
+        "docs/reference/config.md is stale: python -m gold_textgen.workflow.config_reference > docs/reference/config.md"
+    )
