@@ -68,7 +68,13 @@ def requested(stage, key):
 def device_profile():
     """The device profile named by cost.device_profile (None: runtimes by size class)."""
     name = config["cost"]["device_profile"]
-    return gold_cost_profile.DeviceProfile.load(Path(workflow.basedir) / name if not Path(name).is_absolute() else name) if name else None
+    return (
+        gold_cost_profile.DeviceProfile.load(
+            Path(workflow.basedir) / name if not Path(name).is_absolute() else name
+        )
+        if name
+        else None
+    )
 
 
 def requested_runtime(rule, stage):
@@ -79,11 +85,18 @@ def requested_runtime(rule, stage):
 
     def value(wildcards, attempt):
         profile = device_profile()
-        estimate = profile and gold_cost_estimates.job_estimate(config, profile, rule, dict(wildcards.items()), gold_cost_work.Folders.of(config))
+        estimate = profile and gold_cost_estimates.job_estimate(
+            config, profile, rule, dict(wildcards.items()), gold_cost_work.Folders.of(config)
+        )
         if estimate is None:
             return stage_request(wildcards.task, stage)["runtime"] * attempt
         cost = config["cost"]
-        return gold_cost_estimates.runtime_minutes(estimate, cost["safety_factor"], cost["minimum_minutes"]) * attempt
+        return (
+            gold_cost_estimates.runtime_minutes(
+                estimate, cost["safety_factor"], cost["minimum_minutes"]
+            )
+            * attempt
+        )
 
     return value
 

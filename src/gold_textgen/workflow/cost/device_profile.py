@@ -21,11 +21,15 @@ from ..resources import named_parameters, scratch_parameters
 from ..views import is_recurrent
 
 SHAPE_KEYS = ("model", "tokenizer", "max_source_length", "max_target_length")
+# Where a source's data lies, not what it holds: a local copy of the same release is the same shape.
+SOURCE_LOCATION = ("url", "checksum", "directory", "path", "revision", "data_files", "train", "valid", "test")
 
 
 def shape_key(task: dict) -> str:
-    """What a task's speed depends on (model, tokenizer, lengths), hashed: equal keys, equal speed."""
+    """What a task's speed depends on (model, tokenizer, lengths, and the source, whose sentences set the
+    lengths batches actually have), hashed: equal keys, equal speed."""
     shape = {key: task.get(key) for key in SHAPE_KEYS}
+    shape["source"] = {key: value for key, value in task["source"].items() if key not in SOURCE_LOCATION}
     return hashlib.sha256(json.dumps(shape, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
