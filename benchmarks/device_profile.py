@@ -8,15 +8,21 @@ For each task of the experiment, on its own prepared data and tokenizer (the wor
 seconds) and its model as the config builds it (untrained weights: the arithmetic is the same), it times
 at the threads the task's jobs get here (resources.py, at most this machine's cores):
 
-- an update (forward, backward, gradient clipping, Adam) on training batches of the MLE batch size, drawn
-  as training draws them (length-grouped where the task says so), as seconds per example;
+- an update as the training jobs make it (the MLE trainer's step, and the fine-tuning trainer's with the
+  control's loss: forward, loss, token statistics, backward; then gradient clipping and Adam) on training
+  batches of the MLE batch size, drawn as training draws them (length-grouped where the task says so), as
+  seconds per example;
 - a no-grad forward on the same batches (helper models, the reward cache, token NLL), per example;
 - decoding dev examples at the generation batch size with each beam count the experiment's decoders and dev
   decoder use (sampling costs as greedy), per example;
 
+- the MLE training job's own loop, from two short runs of it (`--loop-updates`, 20 and 120 updates) whose
+  difference is the cost of the updates alone: it sets the MLE rate, and scales the fine-tuning rate by the
+  same ratio to the bare step (`loop_overhead` in the profile);
+
 and, once, a job's start: a fresh interpreter importing the training code, and one importing the analysis
-code (all of a job that runs no model, whose own work is seconds); Snakemake's job start, model and data
-loading and checkpoint saving come on top and are not measured. Mean seconds over `--steps` batches after
+code (all of a job that runs no model, whose own work is seconds); Snakemake's job start, data loading and
+saving come on top and are not measured. Mean seconds over `--steps` batches after
 `--warmup` untimed ones; an existing profile file gains or replaces the tasks measured, keeping the rest.
 """
 
@@ -28,24 +34,29 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date
 from pathlib import Path
 
 import torch
-from transformers import DataCollatorForSeq2Seq
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.token_features import feature_sizes, input_features
 from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.transformer import initial_model
+from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+from gold_textgen.training.mle import MleTrainer, train_mle
+from gold_textgen.training.objective_settings import ObjectiveSettings
+from gold_textgen.training.training_job import TrainingJob
 from gold_textgen.workflow.cost.device_profile import DeviceProfile, architecture, model_size, shape_key, tokens_per_example
 from gold_textgen.workflow.files import read_jsonl, write_text
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import stage_request
 from gold_textgen.workflow.runtime import pick_device, set_threads
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import analysis_settings, evaluated_runs, is_causal, task_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,6 +76,16 @@ def device_name(cores: int) -> str:
 def commit() -> str:
     result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return result.stdout.strip() or "unknown"
+
+
+def arguments(label_smoothing: float) -> Seq2SeqTrainingArguments:
+    return Seq2SeqTrainingArguments(
+        output_dir="/tmp/gold-device-profile",
+        report_to="none",
+        use_cpu=not torch.cuda.is_available(),
+        remove_unused_columns=False,
+        label_smoothing_factor=label_smoothing,
+    )
 
 
 def synchronise() -> None:
@@ -97,6 +118,31 @@ def start_seconds(imports: str, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def training_loop_seconds(task: dict, train: Path, valid: Path, tokenizer: Path | None, updates: tuple[int, int]) -> float:
+    """Seconds per update of the MLE training job's own loop (data loading, the Trainer's step, the schedule,
+    logging), from two short runs of `train_mle` that differ only in their updates: their difference cancels
+    what every run pays once (loading, the one dev evaluation at the end, saving)."""
+    seconds = []
+    for count in updates:
+        settings = {**task["mle"], "max_steps": count, "eval_steps": count, "early_stopping_patience": None}
+        with tempfile.TemporaryDirectory(prefix="gold-device-profile-") as folder:
+            job = TrainingJob(
+                task={**task, "mle": settings},
+                objective="mle",
+                seed=1,
+                train_path=train,
+                valid_path=valid,
+                tokenizer_path=tokenizer,
+                output_dir=Path(folder) / "model",
+                checkpoint_dir=Path(folder) / "checkpoints",
+                repo_dir=REPO,
+            )
+            start = time.perf_counter()
+            train_mle(job)
+            seconds.append(time.perf_counter() - start)
+    return (seconds[1] - seconds[0]) / (updates[1] - updates[0])
+
+
 def prepared_files(config: dict, configfiles: list[str], task: str) -> tuple[Path, Path, Path | None]:
     """(train, valid, tokenizer) of the task as the workflow prepares them, made first if missing."""
     experiment = config["experiment"]
@@ -111,7 +157,9 @@ def prepared_files(config: dict, configfiles: list[str], task: str) -> tuple[Pat
     return train, valid, tokenizer
 
 
-def measure_task(config: dict, configfiles: list[str], name: str, steps: int, warmup: int, cores: int) -> dict:
+def measure_task(
+    config: dict, configfiles: list[str], name: str, steps: int, warmup: int, cores: int, loop_updates: tuple[int, int]
+) -> dict:
     task = task_config(config, name)
     threads = min(cores, stage_request(task, "train_mle")["threads"])
     set_threads(threads)
@@ -140,14 +188,28 @@ def measure_task(config: dict, configfiles: list[str], name: str, steps: int, wa
 
     mle = task["mle"]
     training = batches(read_jsonl(train), mle["batch_size"], mle.get("group_by_length", False))
+    control = ObjectiveSettings.from_config({**task["fine_tune"], **defaults("objective", loss="nll")})
+    trainers = {
+        "update_s": MleTrainer(model=model, args=arguments(mle["label_smoothing"]), data_collator=collate, processing_class=tokenizer),
+        "fine_tune_update_s": FineTuneTrainer(
+            model=model, args=arguments(0.0), data_collator=collate, processing_class=tokenizer, objective=control
+        ),
+    }
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
-    def update(batch: dict) -> None:
-        model.train()
-        model(**batch).loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), mle["max_grad_norm"])
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+    def trainer_update(trainer):
+        """One update as the training jobs make it: the trainer's own step (its loss, its token statistics),
+        gradient clipping, Adam."""
+        trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
+
+        def update(batch: dict) -> None:
+            model.train()
+            trainer.training_step(model, batch)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), mle["max_grad_norm"])
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+        return update
 
     def forward(batch: dict) -> None:
         model.eval()
@@ -178,10 +240,18 @@ def measure_task(config: dict, configfiles: list[str], name: str, steps: int, wa
         "size": model_size(task),
         "tokens": tokens_per_example(task),
         "threads": threads,
-        "update_s": mean_seconds(update, training, warmup),
+        **{key: mean_seconds(trainer_update(trainer), training, warmup) for key, trainer in trainers.items()},
         "forward_s": mean_seconds(forward, training, warmup),
         "decode_s": {beams: mean_seconds(decoder(beams), dev, min(warmup, 1)) for beams in sorted(beam_counts)},
     }
+    # The training job's loop costs more per update than its step alone (batches collated on the fly, the
+    # schedule, callbacks, logging): its own per-update time sets the MLE rate, and the fine-tuning rate is
+    # scaled by the same ratio (its trainer shares that loop).
+    batch = mle["batch_size"]
+    loop = training_loop_seconds(task, train, valid, tokenizer_path, loop_updates) / batch
+    entry["loop_overhead"] = loop / entry["update_s"]
+    entry["fine_tune_update_s"] *= entry["loop_overhead"]
+    entry["update_s"] = loop
     if torch.cuda.is_available():
         entry["peak_memory_mb"] = round(torch.cuda.max_memory_allocated() / 2**20)
     print(
@@ -199,13 +269,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, required=True, help="the profile file to write (or to add these tasks to)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--loop-updates", type=int, nargs=2, default=(20, 120), help="updates of the two short training runs")
     parser.add_argument("--cores", type=int, default=None, help="the cores jobs get here (default: all of this machine's)")
     args = parser.parse_args(argv)
     cores = args.cores or len(__import__("os").sched_getaffinity(0))
     config = validate_config(merged_config(REPO / "config.yaml", args.configfile))
     measured = {}
     for name in args.tasks or config["experiment"]["tasks"]:
-        measured.update(measure_task(config, args.configfile, name, args.steps, args.warmup, cores))
+        measured.update(measure_task(config, args.configfile, name, args.steps, args.warmup, cores, tuple(args.loop_updates)))
     for entry in measured.values():
         entry["measured"] = f"{date.today().isoformat()} at commit {commit()}"
         entry["decode_s"] = {int(beams): round(seconds, 7) for beams, seconds in entry["decode_s"].items()}

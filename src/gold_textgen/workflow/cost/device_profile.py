@@ -3,8 +3,8 @@
 profile holds the task's very shape, `scaled` from the nearest measured shape of the same architecture
 (by model size and tokens per example) otherwise, and none where it holds no such architecture.
 
-Rates are seconds per example, measured at the task's batch size: an update (forward, backward, Adam), a
-no-grad forward (a helper model, the reward cache, token NLL), a decoded example per beam count; and a
+Rates are seconds per example, measured at the task's batch size: an MLE update and a fine-tuning update
+(the trainers' own steps: forward, loss, backward, Adam), a no-grad forward (a helper model, the reward cache, token NLL), a decoded example per beam count; and a
 job's start (interpreter, imports, model and data loading)."""
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def tokens_per_example(task: dict) -> int:
 class Rates:
     """Seconds per example of each unit, and where they come from (`measured`, or `scaled from <task>`)."""
 
-    update: float
+    update: float  # an MLE update
+    fine_tune_update: float  # a fine-tuning update with the control's loss (helper models come on top)
     forward: float
     decode: dict[int, float]  # beams -> seconds per decoded example
     job_start: float
@@ -74,7 +75,7 @@ class Rates:
 
     def scaled(self, factor: float, origin: str) -> Rates:
         decode = {beams: seconds * factor for beams, seconds in self.decode.items()}
-        return Rates(self.update * factor, self.forward * factor, decode, self.job_start, origin)
+        return Rates(self.update * factor, self.fine_tune_update * factor, self.forward * factor, decode, self.job_start, origin)
 
 
 @dataclass(frozen=True)
@@ -130,4 +131,5 @@ class DeviceProfile:
 
     def _rates(self, entry: dict, origin: str) -> Rates:
         decode = {int(beams): seconds for beams, seconds in entry["decode_s"].items()}
-        return Rates(entry["update_s"], entry["forward_s"], decode, self.job_start, origin)
+        fine_tune = entry.get("fine_tune_update_s", entry["update_s"])  # profiles measured before it: as MLE
+        return Rates(entry["update_s"], fine_tune, entry["forward_s"], decode, self.job_start, origin)

@@ -38,6 +38,7 @@ class JobWork:
     objective took before early stopping ended them) or `none` (a job that does not train)."""
 
     updates: int = 0
+    fine_tuning: bool = False  # updates of the fine-tuning trainer (else MLE's)
     batch_size: int = 0
     helper_forwards: int = 0  # no-grad forward passes of helper models per update (lagged policy, online rewards)
     sampling: bool = False  # every update also samples from the policy (on-policy objectives)
@@ -99,6 +100,7 @@ def training_work(config: dict, rule: str, task: str, objective: str, expected: 
         sampling = "sampling" in needed
     return JobWork(
         updates=updates,
+        fine_tuning=rule == "fine_tune",
         batch_size=block["batch_size"],
         helper_forwards=helpers,
         sampling=sampling,
