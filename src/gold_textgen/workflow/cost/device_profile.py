@@ -3,9 +3,9 @@
 profile holds the task's very shape, `scaled` from the nearest measured shape of the same architecture
 (by model size and tokens per example) otherwise, and none where it holds no such architecture.
 
-Rates are seconds per example, measured at the task's batch size: an MLE update and a fine-tuning update
-(the trainers' own steps: forward, loss, backward, Adam), a no-grad forward (a helper model, the reward cache, token NLL), a decoded example per beam count; and a
-job's start (interpreter, imports, model and data loading)."""
+Rates are seconds per example, measured at the task's batch size: an MLE update (the training job's own
+loop) and a fine-tuning update (its trainer's step, scaled alike), a no-grad forward (a helper model, the
+reward cache, token NLL), a decoded example per beam count; and a job's start (interpreter and imports)."""
 
 from __future__ import annotations
 

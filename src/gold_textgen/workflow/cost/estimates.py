@@ -31,7 +31,8 @@ class Estimate:
 def work_seconds(work: JobWork, rates) -> float:
     """The seconds of `work` at `rates` (device_profile.Rates), the job's start included."""
     examples = work.updates * work.batch_size
-    update = (rates.fine_tune_update if work.fine_tuning else rates.update) + work.helper_forwards * rates.forward + (rates.decode_seconds(1) if work.sampling else 0.0)
+    update = rates.fine_tune_update if work.fine_tuning else rates.update
+    update += work.helper_forwards * rates.forward + (rates.decode_seconds(1) if work.sampling else 0.0)
     seconds = rates.job_start + examples * update
     seconds += work.dev_decoded * rates.decode_seconds(work.dev_beams)
     seconds += work.scored * rates.forward
