@@ -46,6 +46,7 @@ freeze_imported_objects()
 # done; the smoke run's first user first (it builds the run the files after it wait for); the short files
 # last, in collection order, to fill the gaps.
 LONGEST_FIRST = (
+    "slurm/test_slurm_time_limit.py",  # minutes, mostly waiting for SLURM: first, beside the others
     "test_smoke_outputs.py",
     "slurm/test_slurm.py",
     "test_resume.py",
@@ -54,6 +55,7 @@ LONGEST_FIRST = (
     "test_local_example.py",
     "test_rebuilds.py",
     "test_workflow_experiments.py",
+    "test_docs.py",
     "test_causal_workflow.py",
     "test_reproducibility.py",
     "test_workflow.py",

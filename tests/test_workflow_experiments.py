@@ -67,17 +67,23 @@ SHIPPED += [["configs/paper.yaml", "configs/paper_on_policy.yaml"], ["configs/nq
 SHIPPED += [["configs/nqg_real.yaml", "configs/nqg_real_causal.yaml"]]
 
 
-def planned_outputs(configs: list[str], workdir: Path) -> set[str]:
+def planned(configs: list[str], workdir: Path) -> tuple[set[str], int]:
+    """The outputs (with logs and benchmark files) and the number of jobs of an experiment's dry run in a
+    fresh folder; configs/local_example.yaml gets a few lines of the corpus it asks the reader for."""
+    if "local_example" in " ".join(configs):
+        for split in ("train", "valid", "test"):
+            for side in ("src", "tgt"):
+                path = workdir / "data" / "my_corpus" / f"{split}.{side}"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("a b c\nd e f\n")
     files = [str(REPO / name) for name in configs if name != "config.yaml"]
     result = run_snakemake(workdir, "-n", *(["--configfile", *files] if files else []), check=False)
-    if "local_example" in " ".join(configs):  # its corpus is a placeholder the user replaces: nothing to plan
-        return set()
     assert result.returncode == 0, result.stderr[-3000:]
     outputs = set()
     for line in result.stdout.splitlines():
         if line.strip().startswith(("output:", "log:", "benchmark:")):
             outputs.update(part.strip() for part in line.split(":", 1)[1].split(","))
-    return outputs
+    return outputs, sum(job_counts(result.stdout).values())
 
 
 def experiment_of(configs: list[str]) -> dict:
@@ -95,26 +101,54 @@ def plans(tmp_path_factory):
     """Every shipped experiment's dry run, two at a time (each is a Snakemake process of its own)."""
     folders = [tmp_path_factory.mktemp("plan") for _ in SHIPPED]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        outputs = list(pool.map(planned_outputs, SHIPPED, folders))
-    return {tuple(configs): planned for configs, planned in zip(SHIPPED, outputs, strict=True)}
+        results = list(pool.map(planned, SHIPPED, folders))
+    return {tuple(configs): result for configs, result in zip(SHIPPED, results, strict=True)}
 
 
 @pytest.mark.workflow
 def test_no_shipped_experiment_plans_a_file_of_another(plans):
     """Outputs lie under results/<name>/ and logs/<name>/; an overlay adds models to its base's folder
     (experiment.extends) and may plan the base's own jobs there, unchanged (workflow/overlays.py checks)."""
-    for configs, outputs in plans.items():
+    for configs, (outputs, _) in plans.items():
         experiment = experiment_of(list(configs))
         own = (f"results/{experiment['name']}/", f"logs/{experiment['name']}/")
         shared = (f"results/{experiment['extends']}/",) if experiment["extends"] else ()
         assert all(output.startswith(own + shared) for output in outputs), configs
-        for other, other_outputs in plans.items():
+        for other, (other_outputs, _) in plans.items():
             if other == configs:
                 continue
             related = {experiment["name"], experiment["extends"]} & {experiment_of(list(other))[key] for key in ("name", "extends")}
             # An overlay and its base, or two overlays of one base, share the base's folder: nothing else.
             allowed = tuple(f"results/{name}/" for name in related if name)
             assert all(output.startswith(allowed) for output in outputs & other_outputs), (configs, other)
+
+
+README_TABLE = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
+
+
+def readme_job_counts() -> dict[tuple[str, ...], tuple[str, int]]:
+    """The README's experiments table: its config files -> (experiment, the jobs it states)."""
+    table = README_TABLE.search((REPO / "README.md").read_text())
+    assert table, "the README has no experiments table between its markers"
+    rows = {}
+    for line in table.group(1).splitlines()[2:]:
+        name, configs, jobs, _ = (cell.strip() for cell in line.strip("|").split("|"))
+        rows[tuple(configs.strip("`").split())] = (name, int(jobs))
+    return rows
+
+
+@pytest.mark.workflow
+def test_the_job_counts_the_readme_states_are_what_snakemake_plans(plans):
+    """Every shipped experiment is in the README's table with the jobs its dry run in a fresh folder plans
+    (changing a count by one fails this)."""
+    stated = readme_job_counts()
+    assert set(stated) == set(plans), f"the README's table and the shipped experiments differ: {set(stated) ^ set(plans)}"
+    wrong = [
+        f"{stated[configs][0]}: the README says {stated[configs][1]} jobs, Snakemake plans {jobs}"
+        for configs, (_, jobs) in plans.items()
+        if stated[configs][1] != jobs
+    ]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_an_overlay_that_changes_its_bases_models_is_refused(tmp_path):
