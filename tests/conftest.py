@@ -46,7 +46,7 @@ freeze_imported_objects()
 # done; the smoke run's first user first (it builds the run the files after it wait for); the short files
 # last, in collection order, to fill the gaps.
 LONGEST_FIRST = (
-    "slurm/test_slurm_time_limit.py",  # minutes, mostly waiting for SLURM: first, beside the others
+    "slurm/test_slurm_time_limit.py",  # minutes, mostly waiting for SLURM, when GOLD_SLURM_TIME_LIMIT=1
     "test_smoke_outputs.py",
     "slurm/test_slurm.py",
     "test_resume.py",
