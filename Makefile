@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 CFF_VENV := .venv-cff
 CORES ?= all
 
-.PHONY: help setup demo test test-fast lint format docs clean
+.PHONY: help setup demo test test-fast lint citation format docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
@@ -51,12 +51,14 @@ test: setup lint  ## lint, then every test (what CI runs)
 test-fast: setup lint  ## lint, then the unit tests only (about a minute)
 	$(BIN)/pytest -m "not workflow and not trl" -n 2
 
-lint: setup $(CFF_VENV)/bin/cffconvert  ## ruff, snakefmt, snakemake --lint, the docs site (warnings as errors), CITATION.cff
+lint: setup  ## ruff, snakefmt, snakemake --lint, the docs site (warnings as errors)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/snakefmt --check Snakefile rules/
 	$(BIN)/snakemake --lint --quiet
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+citation: $(CFF_VENV)/bin/cffconvert  ## validate CITATION.cff against the Citation File Format schema (cffconvert)
 	$(CFF_VENV)/bin/cffconvert --validate -i CITATION.cff
 
 $(CFF_VENV)/bin/cffconvert:
