@@ -40,8 +40,9 @@ from datetime import date
 from pathlib import Path
 
 import torch
-from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+from transformers import DataCollatorForSeq2Seq
 
+from benchmarks.step_time import training_arguments
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.token_features import feature_sizes, input_features
 from gold_textgen.data.tokenization import load_tokenizer
@@ -76,16 +77,6 @@ def device_name(cores: int) -> str:
 def commit() -> str:
     result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return result.stdout.strip() or "unknown"
-
-
-def arguments(label_smoothing: float) -> Seq2SeqTrainingArguments:
-    return Seq2SeqTrainingArguments(
-        output_dir="/tmp/gold-device-profile",
-        report_to="none",
-        use_cpu=not torch.cuda.is_available(),
-        remove_unused_columns=False,
-        label_smoothing_factor=label_smoothing,
-    )
 
 
 def synchronise() -> None:
@@ -190,9 +181,11 @@ def measure_task(
     training = batches(read_jsonl(train), mle["batch_size"], mle.get("group_by_length", False))
     control = ObjectiveSettings.from_config({**task["fine_tune"], **defaults("objective", loss="nll")})
     trainers = {
-        "update_s": MleTrainer(model=model, args=arguments(mle["label_smoothing"]), data_collator=collate, processing_class=tokenizer),
+        "update_s": MleTrainer(
+            model=model, args=training_arguments(mle["label_smoothing"]), data_collator=collate, processing_class=tokenizer
+        ),
         "fine_tune_update_s": FineTuneTrainer(
-            model=model, args=arguments(0.0), data_collator=collate, processing_class=tokenizer, objective=control
+            model=model, args=training_arguments(0.0), data_collator=collate, processing_class=tokenizer, objective=control
         ),
     }
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)

@@ -44,7 +44,8 @@ from gold_textgen.workflow.views import task_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _arguments(label_smoothing: float, bf16: bool = False) -> Seq2SeqTrainingArguments:
+def training_arguments(label_smoothing: float, bf16: bool = False) -> Seq2SeqTrainingArguments:
+    """Trainer arguments for timing steps outside train() (no logging, CPU unless a GPU is there)."""
     return Seq2SeqTrainingArguments(
         output_dir="/tmp/gold-bench",
         report_to="none",
@@ -98,7 +99,7 @@ def run(
         frozen_model = frozen_copy(policy) if rewards == "online" else None
         trainer = FineTuneTrainer(
             model=model,
-            args=_arguments(0.0, bf16),
+            args=training_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
             objective=settings,
@@ -112,7 +113,7 @@ def run(
         settings = ObjectiveSettings.from_config({**task["fine_tune"], **defaults("objective", loss=loss)})
         model = copy.deepcopy(policy)
         trainer = FineTuneTrainer(
-            model=model, args=_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, objective=settings
+            model=model, args=training_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, objective=settings
         )
         return trainer, model
 
@@ -124,7 +125,7 @@ def run(
         sampling = on_policy_sampling(task, settings, model, tokenizer)
         trainer = FineTuneTrainer(
             model=model,
-            args=_arguments(0.0, bf16),
+            args=training_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
             objective=settings,
@@ -135,7 +136,9 @@ def run(
 
     def mle():
         model = copy.deepcopy(policy)
-        return Seq2SeqTrainer(model=model, args=_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer), model
+        return Seq2SeqTrainer(
+            model=model, args=training_arguments(smoothing, bf16), data_collator=collate, processing_class=tokenizer
+        ), model
 
     builders = {
         "mle": mle,
