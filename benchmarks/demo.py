@@ -25,10 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gold_textgen.workflow.cost.device_profile import DeviceProfile
-from gold_textgen.workflow.cost.dry_run import parse_jobs
-from gold_textgen.workflow.cost.plan import report
-from gold_textgen.workflow.cost.work import Folders
+from gold_textgen.cli.cost import cost_report, dry_run
 from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
 from gold_textgen.workflow.schema import validate_config
 
@@ -57,13 +54,10 @@ def count_jobs(log_text: str) -> int:
 def planned_wall(command: list[str], workdir: Path, configfiles: list[str], device: Path, cores: str) -> float:
     """The plan's expected wall time for every job of the finished run (the updates it made), its dry run's
     duration standing for the workflow's start."""
-    start = time.perf_counter()
-    result = subprocess.run([*command[:1], "-n", "--forceall", *command[1:]], capture_output=True, text=True, check=True)
-    startup = time.perf_counter() - start
+    output, startup = dry_run(command[:1], command[1:], everything=True)
     config = validate_config(merged_config(REPO / "config.yaml", configfiles))
     slots = len(os.sched_getaffinity(0)) if cores == "all" else int(cores)
-    jobs = [job for job in parse_jobs(result.stdout + result.stderr) if job.rule != "all"]
-    text, wall = report(config, DeviceProfile.load(device), jobs, Folders.of(config, workdir), slots, startup)
+    text, wall = cost_report(config, str(device), output, slots, startup, workdir)
     print(text)
     return wall
 

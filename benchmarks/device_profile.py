@@ -29,6 +29,7 @@ saving come on top and are not measured. Mean seconds over `--steps` batches aft
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import statistics
@@ -53,6 +54,7 @@ from gold_textgen.training.mle import MleTrainer, train_mle
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.training_job import TrainingJob
 from gold_textgen.workflow.cost.device_profile import DeviceProfile, architecture, model_size, shape_key, tokens_per_example
+from gold_textgen.workflow.cost.work import Folders
 from gold_textgen.workflow.files import read_jsonl, write_text
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import stage_request
@@ -136,8 +138,7 @@ def training_loop_seconds(task: dict, train: Path, valid: Path, tokenizer: Path 
 
 def prepared_files(config: dict, configfiles: list[str], task: str) -> tuple[Path, Path, Path | None]:
     """(train, valid, tokenizer) of the task as the workflow prepares them, made first if missing."""
-    experiment = config["experiment"]
-    store = REPO / "results" / (experiment["extends"] or experiment["name"])
+    store = Folders.of(config, REPO).store
     train, valid = store / "data" / task / "train.jsonl", store / "data" / task / "valid.jsonl"
     tokenizer = store / "tokenizers" / task if task_config(config, task)["model"]["kind"] == "scratch" else None
     targets = [path for path in (train, valid, tokenizer) if path is not None and not path.exists()]
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--loop-updates", type=int, nargs=2, default=(20, 120), help="updates of the two short training runs")
     parser.add_argument("--cores", type=int, default=None, help="the cores jobs get here (default: all of this machine's)")
     args = parser.parse_args(argv)
-    cores = args.cores or len(__import__("os").sched_getaffinity(0))
+    cores = args.cores or len(os.sched_getaffinity(0))
     config = validate_config(merged_config(REPO / "config.yaml", args.configfile))
     measured = {}
     for name in args.tasks or config["experiment"]["tasks"]:

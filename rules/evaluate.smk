@@ -26,7 +26,7 @@ for split in EVALUATED_SPLITS:
         resources:
             gpu=requested("evaluate", "gpu"),
             mem_mb=requested("evaluate", "mem_mb"),
-            runtime=requested_runtime(f"evaluate_{split}", "evaluate"),
+            runtime=requested_runtime(f"evaluate_{split}"),
         params:
             code=code_version("evaluate"),
             split=split,

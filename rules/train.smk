@@ -21,7 +21,7 @@ rule train_mle:
     resources:
         gpu=requested("train_mle", "gpu"),
         mem_mb=requested("train_mle", "mem_mb"),
-        runtime=requested_runtime("train_mle", "train_mle"),
+        runtime=requested_runtime("train_mle"),
     params:
         code=training_code_version("mle"),
         task=training_settings,
@@ -48,7 +48,7 @@ rule cache_rewards:
     resources:
         gpu=requested("cache_rewards", "gpu"),
         mem_mb=requested("cache_rewards", "mem_mb"),
-        runtime=requested_runtime("cache_rewards", "cache_rewards"),
+        runtime=requested_runtime("cache_rewards"),
     params:
         code=code_version("token_nll"),
         task=teacher_forcing_settings,
@@ -78,7 +78,7 @@ rule fine_tune:
     resources:
         gpu=requested("fine_tune", "gpu"),
         mem_mb=requested("fine_tune", "mem_mb"),
-        runtime=requested_runtime("fine_tune", "fine_tune"),
+        runtime=requested_runtime("fine_tune"),
     params:
         code=training_code_version("fine_tune"),
         task=training_settings,

@@ -92,6 +92,10 @@ def run_snakemake(
     return result
 
 
+# The README's table of shipped experiments with their job counts (between these markers).
+README_EXPERIMENTS = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
+
+
 def job_counts(dry_run_output: str) -> dict[str, int]:
     """Jobs per rule, from the 'Job stats' table of a dry run's output."""
     table = dry_run_output.split("Job stats:")[1].split("total")[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake
+from conftest import README_EXPERIMENTS, REPO, job_counts, run_snakemake
 from source_fixtures import release_zip_of_folder
 
 from gold_textgen.data.sources import load_source_splits
@@ -123,12 +123,9 @@ def test_no_shipped_experiment_plans_a_file_of_another(plans):
             assert all(output.startswith(allowed) for output in outputs & other_outputs), (configs, other)
 
 
-README_TABLE = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
-
-
 def readme_job_counts() -> dict[tuple[str, ...], tuple[str, int]]:
     """The README's experiments table: its config files -> (experiment, the jobs it states)."""
-    table = README_TABLE.search((REPO / "README.md").read_text())
+    table = README_EXPERIMENTS.search((REPO / "README.md").read_text())
     assert table, "the README has no experiments table between its markers"
     rows = {}
     for line in table.group(1).splitlines()[2:]:

@@ -68,16 +68,10 @@ def requested(stage, key):
 def device_profile():
     """The device profile named by cost.device_profile (None: runtimes by size class)."""
     name = config["cost"]["device_profile"]
-    return (
-        gold_cost_profile.DeviceProfile.load(
-            Path(workflow.basedir) / name if not Path(name).is_absolute() else name
-        )
-        if name
-        else None
-    )
+    return gold_cost_profile.DeviceProfile.load(Path(workflow.basedir) / name) if name else None
 
 
-def requested_runtime(rule, stage):
+def requested_runtime(rule):
     """A model job's SLURM time limit in minutes: with a device profile, its expected time there (the
     updates past runs made, else the step cap) times cost.safety_factor; else, or where the profile has
     nothing to scale from, the stage's size-class runtime. Either way times the attempt (a retried job
@@ -89,6 +83,7 @@ def requested_runtime(rule, stage):
             config, profile, rule, dict(wildcards.items()), gold_cost_work.Folders.of(config)
         )
         if estimate is None:
+            stage = gold_cost_estimates.stage_of(rule)
             return stage_request(wildcards.task, stage)["runtime"] * attempt
         cost = config["cost"]
         return (

@@ -25,10 +25,12 @@ def dry_run(snakemake: list[str], arguments: list[str], everything: bool) -> tup
     return result.stdout + result.stderr, time.perf_counter() - start
 
 
-def cost_report(config: dict, profile_path: str, output: str, slots: int, startup: float) -> str:
+def cost_report(config: dict, profile_path: str, output: str, slots: int, startup: float, root: Path | None = None) -> tuple[str, float]:
+    """The plan of a dry run's jobs on a device profile, as text, and its expected wall time (`root`: the
+    folder whose past runs give the expected updates; the current one by default)."""
     try:
         profile = DeviceProfile.load(profile_path)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
     jobs = [job for job in parse_jobs(output) if job.rule != "all"]
-    return report(config, profile, jobs, Folders.of(config, Path.cwd()), slots, startup)[0]
+    return report(config, profile, jobs, Folders.of(config, root or Path.cwd()), slots, startup)

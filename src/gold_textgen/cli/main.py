@@ -122,7 +122,7 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
         click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
         return
     output, startup = dry_run(snakemake_command(), arguments, everything)
-    click.echo(cost_report(config, device_profile, output, slots or len(os.sched_getaffinity(0)), startup))
+    click.echo(cost_report(config, device_profile, output, slots or len(os.sched_getaffinity(0)), startup)[0])
 
 
 @main.command()

@@ -17,6 +17,11 @@ def runs_a_model(rule: str) -> bool:
     return rule in MODEL_RULES or rule.startswith("evaluate_")
 
 
+def stage_of(rule: str) -> str:
+    """The resource-table stage (resources.py) of a model rule: evaluate_<split> is `evaluate`."""
+    return "evaluate" if rule.startswith("evaluate_") else rule
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A job's seconds: `expected` (updates of past runs where known) and `upper` (every update to the cap);

@@ -12,7 +12,7 @@ from ..resources import stage_request
 from ..views import task_config
 from .device_profile import DeviceProfile
 from .dry_run import PlannedJob
-from .estimates import Estimate, job_estimate, runs_a_model
+from .estimates import Estimate, job_estimate, runs_a_model, stage_of
 from .work import Folders
 
 # The rules whose outputs are the experiment's tables, with the names users know them by.
@@ -46,8 +46,7 @@ def job_costs(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], resu
         estimate = job_estimate(config, profile, job.rule, job.wildcards, results) or UNKNOWN
         gpus = 0
         if profile.gpu and runs_a_model(job.rule):
-            stage = job.rule if not job.rule.startswith("evaluate_") else "evaluate"
-            gpus = stage_request(task_config(config, job.wildcards["task"]), stage)["gpu"]
+            gpus = stage_request(task_config(config, job.wildcards["task"]), stage_of(job.rule))["gpu"]
         costs.append(JobCost(job, estimate, gpus, job.threads))
     return costs
 
