@@ -2,6 +2,7 @@
 throughput, measured side by side in one run on the same batch shapes.
 
     python -m benchmarks.standard_models [--steps 5] [--warmup 2] [--threads 2] [--shapes nqg nqg_real cnndm]
+                                         [--before REV [--rounds 3]]
 
 Models: NQG++ (20,000 words, the four NQG features: 10,372,565 parameters), the pointer-generator (50,000
 words, coverage: 19,965,705) and the IWSLT14 transformer (`transformer_iwslt_de_en`: 6+6 layers, d 512,
@@ -10,17 +11,27 @@ words, questions of 12) for NQG++, CNN/DM (16 articles of 400 words, summaries o
 pointer-generator, and both shapes for the transformer. Words are drawn at random (the timing depends on
 the shapes, not on the words). A step is forward, backward and an Adam update; decoding is greedy, every
 output forced to its full length (min length = max length), so that every model emits the same tokens.
-For the recurrent models the MLE step is also timed with the output layer run position by position
-(`stepwise_teacher_forcing`, how teacher forcing ran before it was batched over positions), beside the
-current one in the same run. `nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's
-batch shape.
+`nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape.
+
+`--before REV` also times the recurrent models' MLE step with the package as it was at commit REV (its
+`src/`, taken with `git archive`) against the working tree's, in child processes that alternate (REV,
+now, REV, now, ...) for `--rounds` rounds, so that both sides see the same machine load; it prints the
+median of each side and their ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from io import BytesIO
+from pathlib import Path
 
 import torch
 from transformers import DataCollatorForSeq2Seq
@@ -29,7 +40,6 @@ from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_rec
 from gold_textgen.data.token_features import FEATURE_TAGS, feature_sizes
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
-from gold_textgen.models.recurrent_reference import stepwise_teacher_forcing
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.workflow.runtime import pick_device, set_threads
 from gold_textgen.workflow.schema import defaults
@@ -96,7 +106,7 @@ def median_seconds(action, steps: int, warmup: int) -> float:
     return statistics.median(times)
 
 
-def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int) -> dict:
+def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, decode_too: bool = True) -> dict:
     model.to(pick_device())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
@@ -115,23 +125,74 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
         with torch.no_grad():
             model.generate(**encoder_inputs, generation_config=config)
 
-    def stepwise_mle_step() -> None:  # the output layer position by position, as teacher forcing ran before
-        model.train()
-        stepwise_teacher_forcing(model, batch)[1].backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-
     step = median_seconds(mle_step, steps, warmup)
-    stepwise = median_seconds(stepwise_mle_step, steps, warmup) if hasattr(model, "recur") else None
-    decoding = median_seconds(decode, steps, warmup)
+    decoding = median_seconds(decode, steps, warmup) if decode_too else None
     tokens = batch["labels"].shape[0] * (target_words + 1)
     return {
         "model": name,
         "parameters": count_parameters(model),
         "step_s": step,
-        "stepwise_step_s": stepwise,
-        "decode_tokens_per_s": tokens / decoding,
+        "decode_tokens_per_s": tokens / decoding if decode_too else None,
     }
+
+
+def recurrent_model(shape: str):
+    """(label, model, batch, target words) of the shape's recurrent model, initialised with seed 0."""
+    label, settings, words, slots = RECURRENT[shape]
+    torch.manual_seed(0)
+    tokenizer = word_tokenizer(words, slots)
+    features = settings.get("features", [])
+    model = initial_model(defaults("model", kind="scratch", **settings), tokenizer, feature_sizes(features))
+    return label, model, random_batch(tokenizer, shape, words, features, model, 0), SHAPES[shape][2]
+
+
+def transformer_model(shape: str):
+    torch.manual_seed(0)
+    tokenizer = word_tokenizer(10000, 0)
+    model = initial_model(defaults("model", kind="scratch", **TRANSFORMER), tokenizer)
+    return "transformer (IWSLT14 size)", model, random_batch(tokenizer, shape, 10000, [], model, 0), SHAPES[shape][2]
+
+
+def package_at(revision: str, folder: Path) -> Path:
+    """The `src/` folder of the repository at `revision`, unpacked under `folder`."""
+    archive = subprocess.run(["git", "archive", revision, "src"], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    return folder / "src"
+
+
+def child_step_seconds(source: Path, shape: str, args) -> float:
+    """The median MLE step of the shape's recurrent model in a fresh interpreter importing `source`."""
+    command = [sys.executable, "-m", "benchmarks.standard_models", "--mle-step-only", shape]
+    command += ["--steps", str(args.steps), "--warmup", str(args.warmup)] + (["--threads", str(args.threads)] if args.threads else [])
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(Path.cwd())])}
+    output = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stdout
+    return json.loads(output.strip().splitlines()[-1])["step_s"]
+
+
+def before_and_after(shape: str, revision: str, args) -> None:
+    """Alternating child processes: the MLE step with the package at `revision`, then with the working tree's."""
+    with tempfile.TemporaryDirectory() as folder:
+        sides = {f"at {revision}": package_at(revision, Path(folder)), "now": Path.cwd() / "src"}
+        times = {side: [] for side in sides}
+        for _ in range(args.rounds):
+            for side, source in sides.items():
+                times[side].append(child_step_seconds(source, shape, args))
+    before, after = (statistics.median(values) for values in times.values())
+    rounds = "; ".join(f"{side}: " + ", ".join(f"{value * 1000:.1f}" for value in values) for side, values in times.items())
+    label = RECURRENT[shape][0]
+    print(f"{label:28s} MLE step at {revision} {before * 1000:8.1f} ms, now {after * 1000:8.1f} ms: {before / after:.2f}x faster")
+    print(f"{'':28s} (medians of {args.rounds} alternating processes, ms: {rounds})")
+
+
+def report(results: list[dict]) -> None:
+    reference = results[-1]
+    for row in results:
+        print(
+            f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
+            f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
+            f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)"
+        )
 
 
 def main() -> None:
@@ -140,50 +201,28 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=sorted(SHAPES, reverse=True))
+    parser.add_argument("--before", metavar="REV", help="also time the recurrent MLE step at this commit, alternating")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating processes per side with --before")
+    parser.add_argument("--mle-step-only", metavar="SHAPE", help=argparse.SUPPRESS)  # a child of --before
     args = parser.parse_args()
     if args.threads:
         set_threads(args.threads)
+    if args.mle_step_only:
+        label, model, batch, target_words = recurrent_model(args.mle_step_only)
+        print(json.dumps(measure(label, model, batch, target_words, args.steps, args.warmup, decode_too=False)))
+        return
     print(f"device {pick_device()}, torch threads {torch.get_num_threads()}; median of {args.steps} after {args.warmup} warm-up")
     for shape in args.shapes:
-        label, settings, words, slots = RECURRENT[shape]
         batch_size, source_words, target_words = SHAPES[shape]
         print(f"\n{shape} shape: batch {batch_size}, sources of {source_words} words, targets of {target_words} (+ EOS)")
         results = []
-        torch.manual_seed(0)
-        tokenizer = word_tokenizer(words, slots)
-        features = settings.get("features", [])
-        model = initial_model(defaults("model", kind="scratch", **settings), tokenizer, feature_sizes(features))
-        results.append(
-            measure(label, model, random_batch(tokenizer, shape, words, features, model, 0), target_words, args.steps, args.warmup)
-        )
-        del model
-        torch.manual_seed(0)
-        tokenizer = word_tokenizer(10000, 0)
-        model = initial_model(defaults("model", kind="scratch", **TRANSFORMER), tokenizer)
-        results.append(
-            measure(
-                "transformer (IWSLT14 size)",
-                model,
-                random_batch(tokenizer, shape, 10000, [], model, 0),
-                target_words,
-                args.steps,
-                args.warmup,
-            )
-        )
-        del model
-        reference = results[-1]
-        for row in results:
-            print(
-                f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
-                f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
-                f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)"
-            )
-            if row["stepwise_step_s"] is not None:
-                before = row["stepwise_step_s"]
-                print(
-                    f"{'':28s} output layer step by step (before): MLE step {before * 1000:8.1f} ms "
-                    f"({before / reference['step_s']:.2f} x transformer; {before / row['step_s']:.2f} x now)"
-                )
+        for build in (recurrent_model, transformer_model):
+            label, model, batch, target_words = build(shape)
+            results.append(measure(label, model, batch, target_words, args.steps, args.warmup))
+            del model
+        report(results)
+        if args.before:
+            before_and_after(shape, args.before, args)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from gold_textgen.data.token_features import feature_sizes
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
 from gold_textgen.evaluation.token_nll import token_nll_table
-from gold_textgen.models.copy_attention import TINY, copy_mixture
+from gold_textgen.models.copy_attention import TINY, CopyDistribution, first_occurrences
 from gold_textgen.models.recurrent import RecurrentSeq2SeqConfig, RecurrentSeq2SeqModel
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.objectives.gold import after_eos_term, importance_weights, per_token_rewards, windowed_returns
@@ -54,10 +54,16 @@ def test_the_copy_mixture_by_hand():
     logits = torch.tensor([[0.0, math.log(2.0), 0.0]])
     attention = torch.tensor([[0.5, 0.3, 0.2]])
     source = torch.tensor([[1, 3, 1]])
-    probs = copy_mixture(logits, attention, source, torch.tensor([[0.6]]), size=5).exp()
+    first = first_occurrences(source)
+    assert first.tolist() == [[0, 1, 0]]
+    share = torch.tensor([[math.log(0.6 / 0.4)]])  # g = sigmoid(share) = 0.6
+    distribution = CopyDistribution(logits, attention, source, first, share, size=5)
     expected = torch.tensor([[0.6 * 0.25, 0.6 * 0.5 + 0.4 * 0.7, 0.6 * 0.25, 0.4 * 0.3, TINY]])
-    assert torch.allclose(probs, expected, atol=1e-7)
-    without_copy = copy_mixture(logits, attention, source, None, size=5).exp()
+    assert torch.allclose(distribution.log_probs().exp(), expected, atol=1e-7)
+    every_id = torch.arange(5).view(5, 1)
+    repeated = CopyDistribution(logits.expand(5, 3), attention.expand(5, 3), source.expand(5, 3), first.expand(5, 3), share.expand(5, 1), 5)
+    assert torch.allclose(repeated.log_likelihood(every_id.squeeze(1)).exp(), expected.squeeze(0), atol=1e-7)
+    without_copy = CopyDistribution(logits, attention, source, first, None, size=5).log_probs().exp()
     assert torch.allclose(without_copy, torch.tensor([[0.25, 0.5, 0.25, TINY, TINY]]), atol=1e-7)
 
 

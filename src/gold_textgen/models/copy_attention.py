@@ -5,14 +5,26 @@ The output distribution of a copy model covers the generator's vocabulary V plus
 placeholders (see data/copy_vocabulary.py: the k-th distinct out-of-vocabulary word of a source is the
 placeholder k). This is See et al. (2017)'s extended vocabulary: a word of V gets its generation mass plus
 the attention on every source position that holds it; a source word outside V gets attention mass only.
+
+The mixture is computed in log space: log p(w) = log g + log softmax(z)(w) for every word that no source
+position holds (all but a few dozen of the V words), and the mixture proper only at the source positions.
+This gives the probability-space definition's numbers (tests/test_copy_distribution.py holds both) without
+the passes over the full [N, V] table that a dense scatter of the copy mass costs (zeros, scatter, scale,
+clamp, log, and their gradients). The loss reads the targets' log-likelihoods alone, so that its gradient
+never passes through the [N, V] table either.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import torch
 from torch import nn
+from torch.nn.functional import logsigmoid
 
 TINY = 1e-12  # the floor of a probability before its log (FocusSeq2Seq adds the same constant)
+LOG_TINY = math.log(TINY)
 
 
 class AdditiveAttention(nn.Module):
@@ -27,33 +39,106 @@ class AdditiveAttention(nn.Module):
         self.bias = nn.Parameter(torch.zeros(attention_size))
         self.energy = nn.Linear(attention_size, 1, bias=False)
 
+    def project_keys(self, outputs: torch.Tensor) -> torch.Tensor:
+        """W_h h_i + b [N, S, A]: the part of every step's energies that depends on the source only."""
+        return self.keys(outputs) + self.bias
+
     def forward(self, keys: torch.Tensor, state: torch.Tensor, valid: torch.Tensor, coverage: torch.Tensor | None) -> torch.Tensor:
-        """Attention weights [N, S] from the projected encoder outputs `keys` [N, S, A] (`self.keys`
-        applied once per source), the decoder state [N, state_size] and the valid positions [N, S]."""
-        hidden = keys + self.query(state).unsqueeze(1) + self.bias
+        """Attention weights [N, S] from the projected encoder outputs `keys` [N, S, A] (`project_keys`,
+        once per source), the decoder state [N, state_size] and the valid positions [N, S]."""
+        hidden = keys + self.query(state).unsqueeze(1)
         if self.coverage is not None:
             hidden = hidden + self.coverage(coverage.unsqueeze(-1))
         energy = self.energy(torch.tanh(hidden)).squeeze(-1)
         return torch.softmax(energy.masked_fill(~valid, float("-inf")), dim=-1)
 
 
-def copy_mixture(
-    generation_logits: torch.Tensor, attention: torch.Tensor, source_ids: torch.Tensor, generate_share: torch.Tensor | None, size: int
-) -> torch.Tensor:
-    """log p(w) over the extended vocabulary [N, size]:
+def first_occurrences(source_ids: torch.Tensor) -> torch.Tensor:
+    """[N, S]: for every source position, the first position of its row that holds the same id (the
+    position that carries the copy mass of all of them)."""
+    same = source_ids.unsqueeze(2) == source_ids.unsqueeze(1)
+    return same.to(torch.uint8).argmax(-1)  # argmax returns the first of equal maxima
+
+
+@dataclass
+class CopyDistribution:
+    """The output distribution of a copy model over the extended vocabulary, for N rows:
 
         p(w) = g * softmax(generation_logits)(w) + (1 - g) * sum_{i: source_ids[i] = w} attention[i]
 
-    with g = `generate_share` [N, 1] (None: no copying, p = the generator's softmax). The generator covers
-    the first generation_logits.shape[-1] ids; the copy placeholders after them get copy mass only.
+    with g = sigmoid(generate_logit) [N, 1] (None: no copying, p = the generator's softmax). The generator
+    covers the first generation_logits.shape[-1] ids; the copy placeholders after them get copy mass only.
     Probabilities are floored at TINY before the log, so slots that no source position holds keep a finite
-    log-probability (search masks them; training never targets them).
-    """
-    vocabulary = torch.softmax(generation_logits.float(), dim=-1)
-    probs = vocabulary.new_zeros(vocabulary.shape[0], size)
-    if generate_share is None:
-        probs[:, : vocabulary.shape[-1]] = vocabulary
-    else:
-        probs[:, : vocabulary.shape[-1]] = generate_share * vocabulary
-        probs = probs.scatter_add(1, source_ids, (1 - generate_share) * attention.float())
-    return probs.clamp_min(TINY).log()
+    log-probability (search masks them; training never targets them). `first_position` [N, S] is
+    `first_occurrences(source_ids)`, computed once per source."""
+
+    generation_logits: torch.Tensor
+    attention: torch.Tensor
+    source_ids: torch.Tensor
+    first_position: torch.Tensor
+    generate_logit: torch.Tensor | None
+    size: int
+
+    def __post_init__(self) -> None:
+        # Shared by both readings (log_softmax is one fused pass each way; logsumexp is several).
+        self.log_vocabulary = torch.log_softmax(self.generation_logits.float(), dim=-1)
+
+    def log_generated(self) -> torch.Tensor:
+        """log(g * softmax(z)) [N, V]."""
+        if self.generate_logit is None:
+            return self.log_vocabulary
+        return self.log_vocabulary + logsigmoid(self.generate_logit.float())
+
+    def copied(self) -> torch.Tensor:
+        """(1 - g) * the attention on every position's word, pooled over the positions that hold it [N, S]."""
+        pooled = torch.zeros_like(self.attention, dtype=torch.float).scatter_add(1, self.first_position, self.attention.float())
+        return torch.sigmoid(-self.generate_logit.float()) * pooled.gather(1, self.first_position)
+
+    def log_probs(self) -> torch.Tensor:
+        """log p over the extended vocabulary [N, size]."""
+        generated = self.log_generated()
+        rows, words = generated.shape
+        floor = generated.new_full((rows, self.size - words), LOG_TINY)
+        log_probs = torch.cat([generated.clamp_min(LOG_TINY), floor], dim=1)
+        if self.generate_logit is None:
+            return log_probs
+        in_vocabulary = self.source_ids < words
+        generated_there = generated.gather(1, self.source_ids.clamp_max(words - 1)).exp() * in_vocabulary
+        mixed = (generated_there + self.copied()).clamp_min(TINY).log()
+        # A word held at several positions is written once per position, the same value each time; its
+        # gradient must flow once, from its first position.
+        first = self.first_position == torch.arange(self.source_ids.shape[1], device=self.source_ids.device)
+        return log_probs.scatter_(1, self.source_ids, torch.where(first, mixed, mixed.detach()))
+
+    def log_likelihood(self, targets: torch.Tensor) -> torch.Tensor:
+        """log p(targets) [N] (targets [N] of the extended vocabulary; negative ids read as id 0): the
+        same numbers as log_probs().gather(targets) without the [N, size] table or its gradient."""
+        targets = targets.clamp_min(0)
+        words = self.log_vocabulary.shape[-1]
+        in_vocabulary = targets < words
+        generated = TargetLogSoftmax.apply(self.generation_logits, self.log_vocabulary.detach(), targets.clamp_max(words - 1))
+        if self.generate_logit is None:
+            return torch.where(in_vocabulary, generated.clamp_min(LOG_TINY), LOG_TINY)
+        generated = generated + logsigmoid(self.generate_logit.float()).squeeze(1)
+        held = self.source_ids == targets.unsqueeze(1)
+        copied = torch.sigmoid(-self.generate_logit.float()).squeeze(1) * (self.attention.float() * held).sum(-1)
+        return (generated.exp() * in_vocabulary + copied).clamp_min(TINY).log()
+
+
+class TargetLogSoftmax(torch.autograd.Function):
+    """log_softmax(logits).gather(targets) [N] from the log-softmax already computed, with a backward that
+    writes the [N, V] gradient once (g * (onehot(target) - softmax)) instead of a scattered one-hot table
+    followed by log_softmax's backward."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, log_softmax: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(log_softmax, targets)
+        ctx.logits_dtype = logits.dtype
+        return log_softmax.gather(1, targets.unsqueeze(1)).squeeze(1)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        log_softmax, targets = ctx.saved_tensors
+        grad = grad.unsqueeze(1)
+        logits_grad = log_softmax.exp().mul_(-grad).scatter_add_(1, targets.unsqueeze(1), grad)
+        return logits_grad.to(ctx.logits_dtype), None, None

@@ -31,7 +31,7 @@ encoder's final cell state to the decoder's (FocusSeq2Seq feeds it the hidden st
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 import torch
@@ -40,7 +40,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationMixin, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
-from .copy_attention import AdditiveAttention, copy_mixture
+from .copy_attention import AdditiveAttention, CopyDistribution, first_occurrences
 from .copy_slots import copy_slots
 from .decoder_inputs import ShiftedLabels
 from .recurrent_config import RecurrentSeq2SeqConfig
@@ -58,15 +58,17 @@ class CopySeq2SeqOutput(Seq2SeqLMOutput):
 @dataclass
 class EncodedSource:
     """What every decoder step reads: encoder outputs [N, S, H], their attention keys [N, S, A], the valid
-    positions [N, S] and the source ids [N, S] the copy mass is scattered to."""
+    positions [N, S], the source ids [N, S] the copy mass goes to and, for each position, the first position
+    that holds the same id [N, S] (copy_attention.first_occurrences)."""
 
     outputs: torch.Tensor
     keys: torch.Tensor
     valid: torch.Tensor
     source_ids: torch.Tensor
+    first_position: torch.Tensor
 
     def select(self, index: torch.Tensor) -> EncodedSource:
-        return EncodedSource(*(tensor.index_select(0, index) for tensor in (self.outputs, self.keys, self.valid, self.source_ids)))
+        return EncodedSource(*(getattr(self, field.name).index_select(0, index) for field in fields(self)))
 
 
 class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
@@ -170,7 +172,7 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
         outputs, final = self.encoder(packed)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=input_ids.shape[1])
-        encoded = EncodedSource(outputs, self.attention.keys(outputs), valid, input_ids)
+        encoded = EncodedSource(outputs, self.attention.project_keys(outputs), valid, input_ids, first_occurrences(input_ids))
         return encoded, self.initial_state(final, outputs)
 
     def initial_state(self, final, outputs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -193,7 +195,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         """(log p(. | history) [N, output_size], next state, coverage loss [N] or None) after `previous` [N]."""
         word = self.embed_words(previous)
         reads, next_state, coverage_loss = self.recur(word, state, encoded)
-        return self.output_distribution(reads, encoded.source_ids), next_state, coverage_loss
+        distribution = self.output_distribution(reads, encoded.source_ids, encoded.first_position)
+        return distribution.log_probs(), next_state, coverage_loss
 
     def recur(self, word: torch.Tensor, state: dict[str, torch.Tensor], encoded: EncodedSource):
         """The recurrent part of a step (decoder cell, attention, context, coverage): what the output layer
@@ -221,19 +224,28 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         }
         return reads, {"context": context, "h": hidden}, None
 
-    def output_distribution(self, reads: dict[str, torch.Tensor], source_ids: torch.Tensor) -> torch.Tensor:
-        """log p over the extended vocabulary [N, output_size] from what `recur` read (any number of steps,
-        flattened into N; `source_ids` [N, S] the source of each)."""
+    def output_distribution(
+        self, reads: dict[str, torch.Tensor], source_ids: torch.Tensor, first_position: torch.Tensor
+    ) -> CopyDistribution:
+        """The distribution over the extended vocabulary from what `recur` read (any number of steps,
+        flattened into N; `source_ids` and `first_position` [N, S] as in EncodedSource, the source of each)."""
         if self.config.uses_lstm:
             readout = torch.tanh(self.dropout(self.readout(reads["readout"])))
         else:
             readout = self.dropout(torch.tanh(self.readout(reads["readout"])))
-        generate_share = None
+        generate_logit = None
         if self.copy_switch is not None:
-            generate_share = torch.sigmoid(self.copy_switch(reads["switch"]).float())
-            if not self.config.uses_lstm:  # NQG++'s switch is the copy probability
-                generate_share = 1 - generate_share
-        return copy_mixture(self.output_projection(readout), reads["attention"], source_ids, generate_share, self.config.output_size)
+            generate_logit = self.copy_switch(reads["switch"])
+            if not self.config.uses_lstm:  # NQG++'s switch is the copy probability: g = 1 - sigmoid(s) = sigmoid(-s)
+                generate_logit = -generate_logit
+        return CopyDistribution(
+            self.output_projection(readout),
+            reads["attention"],
+            source_ids,
+            first_position,
+            generate_logit,
+            self.config.output_size,
+        )
 
     # -- teacher forcing -----------------------------------------------------------------------------
     def forward(
@@ -271,17 +283,22 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
             coverage.append(coverage_loss)
         batch, length = decoder_input_ids.shape
         reads = {key: torch.stack([step[key] for step in steps], dim=1).flatten(0, 1) for key in steps[0]}
-        source_ids = encoded.source_ids.repeat_interleave(length, dim=0)
-        logits = self.output_distribution(reads, source_ids).view(batch, length, -1)
+        source = (tensor.repeat_interleave(length, dim=0) for tensor in (encoded.source_ids, encoded.first_position))
+        distribution = self.output_distribution(reads, *source)
+        logits = distribution.log_probs().view(batch, length, -1)
         coverage_losses = torch.stack(coverage, dim=1) if self.config.coverage else None
-        loss = None if labels is None else self.teacher_forced_loss(logits, labels, coverage_losses)
+        loss = None
+        if labels is not None:  # from the targets' log-likelihoods alone: no gradient through the [B, T, V] table
+            token_log_likelihoods = distribution.log_likelihood(labels.flatten()).view(batch, length)
+            loss = self.teacher_forced_loss(token_log_likelihoods, labels, coverage_losses)
         return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
 
-    def teacher_forced_loss(self, logits: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None) -> torch.Tensor:
-        """The token-mean NLL of `labels` under `logits` [B, T, output_size], plus the weighted coverage loss."""
+    def teacher_forced_loss(
+        self, token_log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage loss."""
         mask = labels.ne(-100)
-        nll = -logits.gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
-        return (nll[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
+        return (-token_log_likelihoods[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
 
     def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
         """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every

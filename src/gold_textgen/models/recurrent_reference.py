@@ -20,4 +20,5 @@ def stepwise_teacher_forcing(model, batch: dict) -> tuple[torch.Tensor, torch.Te
         coverage.append(coverage_loss)
     logits = torch.stack(steps, dim=1)
     coverage_losses = torch.stack(coverage, dim=1) if model.config.coverage else None
-    return logits, model.teacher_forced_loss(logits, batch["labels"], coverage_losses)
+    token_log_likelihoods = logits.gather(-1, batch["labels"].clamp_min(0).unsqueeze(-1)).squeeze(-1)
+    return logits, model.teacher_forced_loss(token_log_likelihoods, batch["labels"], coverage_losses)

@@ -1,0 +1,78 @@
+"""The copy mixture in log space (copy_attention.CopyDistribution) against its definition in probability
+space, on random rows with words held at several source positions, out-of-vocabulary placeholders, padding
+and probabilities below the floor: the full table, the targets' log-likelihoods and the gradients of both."""
+
+import pytest
+import torch
+
+from gold_textgen.models.copy_attention import TINY, CopyDistribution, first_occurrences
+
+WORDS, SLOTS, POSITIONS, ROWS = 12, 4, 7, 9
+
+
+def by_definition(logits, attention, source_ids, generate_logit, size):
+    """log max(p, TINY), p = g softmax(z) + (1 - g) * attention scattered onto the source ids."""
+    vocabulary = torch.softmax(logits, dim=-1)
+    probs = vocabulary.new_zeros(vocabulary.shape[0], size)
+    if generate_logit is None:
+        probs[:, :WORDS] = vocabulary
+    else:
+        share = torch.sigmoid(generate_logit)
+        probs[:, :WORDS] = share * vocabulary
+        probs = probs.scatter_add(1, source_ids, (1 - share) * attention)
+    return probs.clamp_min(TINY).log()
+
+
+def inputs(copy: bool):
+    generator = torch.Generator().manual_seed(0)
+    logits = (torch.randn(ROWS, WORDS, generator=generator) * 6).requires_grad_()
+    logits.data[0, 3] = -80.0  # a word below the floor
+    attention_logits = torch.randn(ROWS, POSITIONS, generator=generator).requires_grad_()
+    source_ids = torch.randint(0, WORDS + SLOTS, (ROWS, POSITIONS), generator=generator)
+    source_ids[:, 1] = source_ids[:, 4]  # a word held twice in every row
+    source_ids[:, -1] = 0  # padding: no attention
+    generate_logit = torch.randn(ROWS, 1, generator=generator).requires_grad_() if copy else None
+    targets = torch.randint(0, WORDS + SLOTS, (ROWS,), generator=generator)
+    targets[:3] = source_ids[:3, 1]  # held twice
+    targets[3] = -100  # an ignored label
+    return logits, attention_logits, source_ids, generate_logit, targets
+
+
+def assert_same_gradients(ours, expected):
+    for mine, theirs in zip(ours, expected, strict=True):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert torch.allclose(mine, theirs, atol=1e-5)
+
+
+def attention_of(attention_logits):
+    return torch.softmax(attention_logits.masked_fill(torch.arange(POSITIONS) == POSITIONS - 1, float("-inf")), dim=-1)
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_log_space_mixture_equals_the_definition(copy):
+    logits, attention_logits, source_ids, generate_logit, targets = inputs(copy)
+    leaves = [tensor for tensor in (logits, attention_logits, generate_logit) if tensor is not None]
+    probe = torch.randn(ROWS, WORDS + SLOTS, generator=torch.Generator().manual_seed(1))  # a random upstream gradient
+
+    expected = by_definition(logits, attention_of(attention_logits), source_ids, generate_logit, WORDS + SLOTS)
+    expected_gradients = torch.autograd.grad((expected * probe).sum(), leaves, allow_unused=True)
+    distribution = CopyDistribution(
+        logits, attention_of(attention_logits), source_ids, first_occurrences(source_ids), generate_logit, WORDS + SLOTS
+    )
+    ours = distribution.log_probs()
+    gradients = torch.autograd.grad((ours * probe).sum(), leaves, allow_unused=True)
+    assert torch.allclose(ours, expected, atol=1e-5)
+    assert_same_gradients(gradients, expected_gradients)
+
+    kept = targets.ne(-100)
+    expected = by_definition(logits, attention_of(attention_logits), source_ids, generate_logit, WORDS + SLOTS)
+    expected_targets = expected.gather(1, targets.clamp_min(0).unsqueeze(1)).squeeze(1)[kept]
+    expected_gradients = torch.autograd.grad(expected_targets.sum(), leaves, allow_unused=True)
+    distribution = CopyDistribution(
+        logits, attention_of(attention_logits), source_ids, first_occurrences(source_ids), generate_logit, WORDS + SLOTS
+    )
+    ours_targets = distribution.log_likelihood(targets)[kept]
+    gradients = torch.autograd.grad(ours_targets.sum(), leaves, allow_unused=True)
+    assert torch.allclose(ours_targets, expected_targets, atol=1e-5)
+    assert_same_gradients(gradients, expected_gradients)
