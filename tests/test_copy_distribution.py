@@ -45,6 +45,11 @@ def assert_same_gradients(ours, expected):
             assert torch.allclose(mine, theirs, atol=1e-5)
 
 
+def ours_of(logits, attention_logits, source_ids, generate_logit) -> CopyDistribution:
+    first = first_occurrences(source_ids)
+    return CopyDistribution(logits, attention_of(attention_logits), source_ids, first, generate_logit, WORDS + SLOTS)
+
+
 def attention_of(attention_logits):
     return torch.softmax(attention_logits.masked_fill(torch.arange(POSITIONS) == POSITIONS - 1, float("-inf")), dim=-1)
 
