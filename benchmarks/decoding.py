@@ -23,7 +23,7 @@ from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
 from gold_textgen.models.transformer import load_pretrained_model
 from gold_textgen.workflow.files import read_jsonl
-from gold_textgen.workflow.runtime import pick_device, set_threads
+from gold_textgen.workflow.runtime import pick_device, prepare_model_process
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import decoding_view, task_config
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     for option, path in (("--model", args.model), ("--data", args.data), ("--config", args.config)):
         if not path.exists():
             parser.error(f"{option} {path}: no such file or directory")
-    set_threads(args.threads)
+    prepare_model_process(args.threads)  # as the decoding jobs run
     task = decoding_view(task_config(validate_config(yaml.safe_load(args.config.read_text())), args.task))
     run(args.model, args.data, task, args.rounds, args.beams)
 

@@ -58,7 +58,7 @@ from gold_textgen.workflow.cost.work import Folders
 from gold_textgen.workflow.files import read_jsonl, write_text
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import stage_request
-from gold_textgen.workflow.runtime import pick_device, set_threads
+from gold_textgen.workflow.runtime import pick_device, prepare_model_process, set_threads
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import analysis_settings, evaluated_runs, is_causal, task_config
 
@@ -154,7 +154,7 @@ def measure_task(
 ) -> dict:
     task = task_config(config, name)
     threads = min(cores, stage_request(task, "train_mle")["threads"])
-    set_threads(threads)
+    prepare_model_process(threads)  # as the training job does
     train, valid, tokenizer_path = prepared_files(config, configfiles, name)
     model_settings = task["model"]
     tokenizer = (

@@ -44,6 +44,11 @@ from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.workflow.runtime import pick_device, set_threads
 from gold_textgen.workflow.schema import defaults
 
+try:
+    from gold_textgen.workflow.allocator import reuse_freed_memory
+except ImportError:  # a --before revision's package, from before the model jobs set it
+    reuse_freed_memory = None
+
 SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words
 SHAPES["nqg_real"] = SHAPES["nqg"]  # configs/nqg_real.yaml's scaled NQG++ on NQG's batches
 FEATURES = ["answer", "case", "pos", "ner"]
@@ -161,9 +166,10 @@ def package_at(revision: str, folder: Path) -> Path:
     return folder / "src"
 
 
-def child_step_seconds(source: Path, shape: str, args) -> float:
+def child_step_seconds(source: Path, shape: str, args, system_allocator: bool = False) -> float:
     """The median MLE step of the shape's recurrent model in a fresh interpreter importing `source`."""
     command = [sys.executable, "-m", "benchmarks.standard_models", "--mle-step-only", shape]
+    command += ["--system-allocator"] if system_allocator else []
     command += ["--steps", str(args.steps), "--warmup", str(args.warmup)] + (["--threads", str(args.threads)] if args.threads else [])
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), str(Path.cwd())])}
     output = subprocess.run(command, check=True, capture_output=True, text=True, env=environment).stdout
@@ -171,18 +177,24 @@ def child_step_seconds(source: Path, shape: str, args) -> float:
 
 
 def before_and_after(shape: str, revision: str, args) -> None:
-    """Alternating child processes: the MLE step with the package at `revision`, then with the working tree's."""
+    """Alternating child processes: the MLE step with the package at `revision`, then with the working
+    tree's, once with malloc left as it is and once as the model jobs set it (runtime.reuse_freed_memory)."""
     with tempfile.TemporaryDirectory() as folder:
-        sides = {f"at {revision}": package_at(revision, Path(folder)), "now": Path.cwd() / "src"}
+        sides = {
+            f"at {revision}": (package_at(revision, Path(folder)), False),
+            "now, malloc as it is": (Path.cwd() / "src", True),
+            "now": (Path.cwd() / "src", False),
+        }
         times = {side: [] for side in sides}
         for _ in range(args.rounds):
-            for side, source in sides.items():
-                times[side].append(child_step_seconds(source, shape, args))
-    before, after = (statistics.median(values) for values in times.values())
-    rounds = "; ".join(f"{side}: " + ", ".join(f"{value * 1000:.1f}" for value in values) for side, values in times.items())
-    label = RECURRENT[shape][0]
-    print(f"{label:28s} MLE step at {revision} {before * 1000:8.1f} ms, now {after * 1000:8.1f} ms: {before / after:.2f}x faster")
-    print(f"{'':28s} (medians of {args.rounds} alternating processes, ms: {rounds})")
+            for side, (source, system_allocator) in sides.items():
+                times[side].append(child_step_seconds(source, shape, args, system_allocator))
+    medians = {side: statistics.median(values) for side, values in times.items()}
+    before = medians[f"at {revision}"]
+    print(f"{RECURRENT[shape][0]} MLE step, medians of {args.rounds} alternating processes (each the median of its steps):")
+    for side, values in times.items():
+        each = ", ".join(f"{value * 1000:.1f}" for value in values)
+        print(f"  {side:24s} {medians[side] * 1000:8.1f} ms  ({before / medians[side]:.2f}x; rounds: {each} ms)")
 
 
 def report(results: list[dict]) -> None:
@@ -203,10 +215,13 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=sorted(SHAPES, reverse=True))
     parser.add_argument("--before", metavar="REV", help="also time the recurrent MLE step at this commit, alternating")
     parser.add_argument("--rounds", type=int, default=3, help="alternating processes per side with --before")
+    parser.add_argument("--system-allocator", action="store_true", help="leave malloc as it is (see runtime.reuse_freed_memory)")
     parser.add_argument("--mle-step-only", metavar="SHAPE", help=argparse.SUPPRESS)  # a child of --before
     args = parser.parse_args()
     if args.threads:
         set_threads(args.threads)
+    if not args.system_allocator and reuse_freed_memory is not None:
+        reuse_freed_memory()  # as the model jobs run
     if args.mle_step_only:
         label, model, batch, target_words = recurrent_model(args.mle_step_only)
         print(json.dumps(measure(label, model, batch, target_words, args.steps, args.warmup, decode_too=False)))

@@ -37,7 +37,7 @@ from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTraine
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.runtime import seed_everything, set_threads
+from gold_textgen.workflow.runtime import prepare_model_process, seed_everything
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import task_config
 
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bf16", action="store_true", help="bf16 mixed precision (GPU)")
     parser.add_argument("--only", default=",".join(CONTENDERS), help=f"the steps to time, comma-separated, of {', '.join(CONTENDERS)}")
     args = parser.parse_args(argv)
-    set_threads(args.threads)
+    prepare_model_process(args.threads)  # as the training jobs run
     only = tuple(name.strip() for name in args.only.split(","))
     unknown = sorted(set(only) - set(CONTENDERS))
     if unknown:

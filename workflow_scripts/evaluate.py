@@ -5,10 +5,10 @@ from pathlib import Path
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.evaluation.model_evaluation import DecodingRun, evaluate_model
 from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import set_threads
+from gold_textgen.workflow.runtime import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
-    set_threads(snakemake.threads)
+    prepare_model_process(snakemake.threads)
     files = zip(snakemake.output.generations, snakemake.output.scores, strict=True)
     runs = [
         DecodingRun(run["decoder"], run["sample"], run["settings"], Path(generations), Path(scores))

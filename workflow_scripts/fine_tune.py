@@ -5,10 +5,10 @@ from pathlib import Path
 from gold_textgen.training.launch import rule_job, run_training, worker_count
 from gold_textgen.workflow.convergence import require_converged_start
 from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import set_threads
+from gold_textgen.workflow.runtime import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
-    set_threads(snakemake.threads)
+    prepare_model_process(snakemake.threads)
     objective = snakemake.params.task["objectives"][snakemake.wildcards.objective]
     require_converged_start(
         snakemake.input.start, objective["start_from"] == "mle", snakemake.config["experiment"]["allow_unconverged_mle"]

@@ -4,10 +4,10 @@ from pathlib import Path
 
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import set_threads
+from gold_textgen.workflow.runtime import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
-    set_threads(snakemake.threads)
+    prepare_model_process(snakemake.threads)
     write_token_nll(
         Path(snakemake.input.model),
         Path(snakemake.input.data),

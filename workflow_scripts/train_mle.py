@@ -4,9 +4,9 @@ from pathlib import Path
 
 from gold_textgen.training.launch import rule_job, run_training, worker_count
 from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import set_threads
+from gold_textgen.workflow.runtime import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
-    set_threads(snakemake.threads)
+    prepare_model_process(snakemake.threads)
     tokenizer = Path(snakemake.input.tokenizer) if snakemake.input.tokenizer else None
     run_training("mle", rule_job(snakemake, "mle", tokenizer), processes=worker_count(snakemake.resources.get("gpu", 1)))

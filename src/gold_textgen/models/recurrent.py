@@ -238,14 +238,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
             generate_logit = self.copy_switch(reads["switch"])
             if not self.config.uses_lstm:  # NQG++'s switch is the copy probability: g = 1 - sigmoid(s) = sigmoid(-s)
                 generate_logit = -generate_logit
-        return CopyDistribution(
-            self.output_projection(readout),
-            reads["attention"],
-            source_ids,
-            first_position,
-            generate_logit,
-            self.config.output_size,
-        )
+        logits = self.output_projection(readout)
+        return CopyDistribution(logits, reads["attention"], source_ids, first_position, generate_logit, self.config.output_size)
 
     # -- teacher forcing -----------------------------------------------------------------------------
     def forward(
@@ -293,12 +287,10 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
             loss = self.teacher_forced_loss(token_log_likelihoods, labels, coverage_losses)
         return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
 
-    def teacher_forced_loss(
-        self, token_log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None
-    ) -> torch.Tensor:
+    def teacher_forced_loss(self, log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None):
         """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage loss."""
         mask = labels.ne(-100)
-        return (-token_log_likelihoods[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
+        return (-log_likelihoods[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
 
     def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
         """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every

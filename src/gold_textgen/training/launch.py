@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from ..workflow.allocator import reuse_freed_memory
 from ..workflow.logs import freeze_imported_objects
 from .training_job import TrainingJob
 
@@ -99,6 +100,7 @@ def run_training(kind: str, job: TrainingJob, processes: int = 1, **extra) -> di
 
 def main(argv: list[str] | None = None) -> None:
     freeze_imported_objects()  # a torchrun worker is a job process of its own
+    reuse_freed_memory()
     spec_path = Path((argv or sys.argv[1:])[0])
     kind, job, extra = spec_to_job(json.loads(spec_path.read_text()))
     rank = int(os.environ.get("RANK", "0"))

@@ -1,4 +1,4 @@
-"""Process-level setup of the steps that run a model: threads, seeds, device."""
+"""Process-level setup of the steps that run a model: threads, memory allocator, seeds, device."""
 
 from __future__ import annotations
 
@@ -7,10 +7,18 @@ import os
 import torch
 import transformers
 
+from .allocator import reuse_freed_memory
+
 
 def set_threads(threads: int) -> None:
     """Pin torch's intra-op threads to what the rule was given, so jobs sharing a node don't oversubscribe."""
     torch.set_num_threads(max(1, int(threads)))
+
+
+def prepare_model_process(threads: int) -> None:
+    """What every process that trains or runs a model does first: its threads, then the allocator."""
+    set_threads(threads)
+    reuse_freed_memory()
 
 
 def seed_everything(seed: int) -> None:
