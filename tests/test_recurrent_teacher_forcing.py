@@ -6,12 +6,12 @@ coverage."""
 import pytest
 import torch
 from settings import tiny_recurrent
+from stepwise_reference import stepwise_teacher_forcing
 from transformers import DataCollatorForSeq2Seq
 
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.data.token_features import FEATURE_TAGS
 from gold_textgen.data.tokenization import train_tokenizer
-from gold_textgen.models.recurrent_reference import stepwise_teacher_forcing
 from gold_textgen.models.transformer import initial_model
 
 RECORDS = [
@@ -44,7 +44,7 @@ def test_teacher_forcing_equals_the_step_by_step_path(architecture):
     logits, loss = stepwise_teacher_forcing(model, batch)
     (reference,) = [torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)]
     assert torch.allclose(output.logits, logits, atol=1e-6)
-    assert float(output.loss) == pytest.approx(float(loss), rel=1e-6)
+    assert output.loss.item() == pytest.approx(loss.item(), rel=1e-6)
     for ours, theirs in zip(batched, reference, strict=True):
         assert (ours is None) == (theirs is None)
         if ours is not None:

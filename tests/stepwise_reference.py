@@ -1,6 +1,6 @@
-"""Teacher forcing of the copy models position by position, through `step` as decoding runs it: the
-reference that `RecurrentSeq2SeqModel.forward` (whose output layer runs once over all positions) must
-equal, and the previous implementation that benchmarks.standard_models times beside it."""
+"""Teacher forcing of the copy models position by position, through `step` as decoding runs it (the dense
+output distribution, the loss gathered from it): the reference that `RecurrentSeq2SeqModel.forward` (its
+output layer once over all positions, the loss from the targets' log-likelihoods alone) must equal."""
 
 from __future__ import annotations
 
