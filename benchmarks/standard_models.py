@@ -14,9 +14,9 @@ output forced to its full length (min length = max length), so that every model 
 `nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape.
 
 `--before REV` also times the recurrent models' MLE step with the package as it was at commit REV (its
-`src/`, taken with `git archive`) against the working tree's, in child processes that alternate (REV,
-now, REV, now, ...) for `--rounds` rounds, so that both sides see the same machine load; it prints the
-median of each side and their ratio.
+`src/`, taken with `git archive`) against the working tree's, in child processes that alternate (REV, now
+with malloc as it is, now as the model jobs run) for `--rounds` rounds, so that every side sees the same
+machine load; it prints the median of each side and its speed-up over REV.
 """
 
 from __future__ import annotations
@@ -126,7 +126,9 @@ def matrix_product_share(action, steps: int = 3) -> float:
     )
 
 
-def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, decode_too: bool = True) -> dict:
+def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, step_only: bool = False) -> dict:
+    """The MLE step's median seconds; unless `step_only`, also greedy decoding's tokens a second and the
+    matrix products' share of the step."""
     model.to(pick_device())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
@@ -146,14 +148,14 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
             model.generate(**encoder_inputs, generation_config=config)
 
     step = median_seconds(mle_step, steps, warmup)
-    decoding = median_seconds(decode, steps, warmup) if decode_too else None
+    decoding = None if step_only else median_seconds(decode, steps, warmup)
     tokens = batch["labels"].shape[0] * (target_words + 1)
     return {
         "model": name,
         "parameters": count_parameters(model),
         "step_s": step,
-        "matrix_product_share": matrix_product_share(mle_step) if decode_too else None,
-        "decode_tokens_per_s": tokens / decoding if decode_too else None,
+        "matrix_product_share": None if step_only else matrix_product_share(mle_step),
+        "decode_tokens_per_s": None if step_only else tokens / decoding,
     }
 
 
@@ -194,7 +196,7 @@ def child_step_seconds(source: Path, shape: str, args, system_allocator: bool = 
 
 def before_and_after(shape: str, revision: str, args) -> None:
     """Alternating child processes: the MLE step with the package at `revision`, then with the working
-    tree's, once with malloc left as it is and once as the model jobs set it (runtime.reuse_freed_memory)."""
+    tree's, once with malloc left as it is and once as the model jobs set it (allocator.reuse_freed_memory)."""
     with tempfile.TemporaryDirectory() as folder:
         sides = {
             f"at {revision}": (package_at(revision, Path(folder)), False),
@@ -232,7 +234,7 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", choices=sorted(SHAPES), default=sorted(SHAPES, reverse=True))
     parser.add_argument("--before", metavar="REV", help="also time the recurrent MLE step at this commit, alternating")
     parser.add_argument("--rounds", type=int, default=3, help="alternating processes per side with --before")
-    parser.add_argument("--system-allocator", action="store_true", help="leave malloc as it is (see runtime.reuse_freed_memory)")
+    parser.add_argument("--system-allocator", action="store_true", help="leave malloc as it is (see allocator.reuse_freed_memory)")
     parser.add_argument("--mle-step-only", metavar="SHAPE", help=argparse.SUPPRESS)  # a child of --before
     args = parser.parse_args()
     if args.threads:
@@ -241,7 +243,7 @@ def main() -> None:
         reuse_freed_memory()  # as the model jobs run
     if args.mle_step_only:
         label, model, batch, target_words = recurrent_model(args.mle_step_only)
-        print(json.dumps(measure(label, model, batch, target_words, args.steps, args.warmup, decode_too=False)))
+        print(json.dumps(measure(label, model, batch, target_words, args.steps, args.warmup, step_only=True)))
         return
     print(f"device {pick_device()}, torch threads {torch.get_num_threads()}; median of {args.steps} after {args.warmup} warm-up")
     for shape in args.shapes:

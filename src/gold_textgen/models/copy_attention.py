@@ -82,17 +82,20 @@ class CopyDistribution:
     def __post_init__(self) -> None:
         # Shared by both readings (log_softmax is one fused pass each way; logsumexp is several).
         self.log_vocabulary = torch.log_softmax(self.generation_logits.float(), dim=-1)
+        if self.generate_logit is not None:  # log g and 1 - g [N, 1]
+            self.log_generate_share = logsigmoid(self.generate_logit.float())
+            self.copy_share = torch.sigmoid(-self.generate_logit.float())
 
     def log_generated(self) -> torch.Tensor:
         """log(g * softmax(z)) [N, V]."""
         if self.generate_logit is None:
             return self.log_vocabulary
-        return self.log_vocabulary + logsigmoid(self.generate_logit.float())
+        return self.log_vocabulary + self.log_generate_share
 
     def copied(self) -> torch.Tensor:
         """(1 - g) * the attention on every position's word, pooled over the positions that hold it [N, S]."""
         pooled = torch.zeros_like(self.attention, dtype=torch.float).scatter_add(1, self.first_position, self.attention.float())
-        return torch.sigmoid(-self.generate_logit.float()) * pooled.gather(1, self.first_position)
+        return self.copy_share * pooled.gather(1, self.first_position)
 
     def log_probs(self) -> torch.Tensor:
         """log p over the extended vocabulary [N, size]."""
@@ -119,9 +122,9 @@ class CopyDistribution:
         generated = TargetLogSoftmax.apply(self.generation_logits, self.log_vocabulary.detach(), targets.clamp_max(words - 1))
         if self.generate_logit is None:
             return torch.where(in_vocabulary, generated.clamp_min(LOG_TINY), LOG_TINY)
-        generated = generated + logsigmoid(self.generate_logit.float()).squeeze(1)
+        generated = generated + self.log_generate_share.squeeze(1)
         held = self.source_ids == targets.unsqueeze(1)
-        copied = torch.sigmoid(-self.generate_logit.float()).squeeze(1) * (self.attention.float() * held).sum(-1)
+        copied = self.copy_share.squeeze(1) * (self.attention.float() * held).sum(-1)
         return (generated.exp() * in_vocabulary + copied).clamp_min(TINY).log()
 
 

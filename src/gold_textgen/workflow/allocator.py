@@ -20,7 +20,7 @@ def reuse_freed_memory() -> bool:
     back to the system. PyTorch has no caching allocator on a CPU: every tensor of a training step is a
     fresh malloc, and glibc serves those over its mmap threshold with fresh pages, each zeroed by a page
     fault on first touch. A copy model's [positions, vocabulary] tables are tens of megabytes, so those
-    faults were about a sixth of an NQG++ step on a CPU (docs/benchmarks.md). The price: up to 1 GB of freed
+    faults were about a twelfth of an NQG++ step on a CPU (docs/benchmarks.md). The price: up to 1 GB of freed
     memory stays with the process. True where it took effect (Linux with glibc); elsewhere a no-op."""
     if not sys.platform.startswith("linux"):
         return False
