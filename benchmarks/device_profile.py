@@ -50,6 +50,7 @@ from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.transformer import initial_model
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+from gold_textgen.training.helper_models import HelperModels
 from gold_textgen.training.mle import MleTrainer, train_mle
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.training_job import TrainingJob
@@ -186,7 +187,7 @@ def measure_task(
             model=model, args=training_arguments(mle["label_smoothing"]), data_collator=collate, processing_class=tokenizer
         ),
         "fine_tune_update_s": FineTuneTrainer(
-            model=model, args=training_arguments(0.0), data_collator=collate, processing_class=tokenizer, objective=control
+            model=model, args=training_arguments(0.0), data_collator=collate, processing_class=tokenizer, helpers=HelperModels(control)
         ),
     }
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)

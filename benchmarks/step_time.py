@@ -33,7 +33,8 @@ from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.training.fine_tune import on_policy_sampling
-from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
+from gold_textgen.training.helper_models import HelperModels, frozen_copy
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.layers import merged_config
@@ -102,9 +103,7 @@ def run(
             args=training_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
-            objective=settings,
-            lagged_model=frozen_copy(policy),
-            frozen_model=frozen_model,
+            helpers=HelperModels(settings, lagged=frozen_copy(policy), frozen=frozen_model),
         )
         return trainer, model
 
@@ -113,7 +112,11 @@ def run(
         settings = ObjectiveSettings.from_config({**task["fine_tune"], **defaults("objective", loss=loss)})
         model = copy.deepcopy(policy)
         trainer = FineTuneTrainer(
-            model=model, args=training_arguments(0.0, bf16), data_collator=collate, processing_class=tokenizer, objective=settings
+            model=model,
+            args=training_arguments(0.0, bf16),
+            data_collator=collate,
+            processing_class=tokenizer,
+            helpers=HelperModels(settings),
         )
         return trainer, model
 
@@ -128,8 +131,7 @@ def run(
             args=training_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
-            objective=settings,
-            sampling=sampling,
+            helpers=HelperModels(settings, sampling=sampling),
         )
         trainer.state.global_step = 1
         return trainer, model

@@ -23,7 +23,7 @@ from gold_textgen.evaluation.decoding import generate_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.prompt_completion import PromptCompletionLM, build_causal_model
 from gold_textgen.models.transformer import initial_model
-from gold_textgen.training.fine_tune_trainer import frozen_copy
+from gold_textgen.training.helper_models import frozen_copy
 
 TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
 LENGTH = 10
@@ -166,6 +166,7 @@ def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path,
     from gold_textgen.evaluation.decoding import generation_config
     from gold_textgen.objectives.policy_gradient import RewardBaseline
     from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+    from gold_textgen.training.helper_models import HelperModels
     from gold_textgen.training.on_policy import OnPolicySampling
 
     _, tokenizer, model, encoded = setup
@@ -184,7 +185,7 @@ def test_policy_gradient_on_a_causal_model_is_reinforce_by_hand(setup, tmp_path,
     sampling = OnPolicySampling(generation_config(model, lengths, {"do_sample": True, "top_k": 0}), tokenizer, reward, RewardBaseline(0.3))
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
     gold = objective_settings(loss="policy_gradient", baseline=0.3)
-    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, objective=gold, sampling=sampling)
+    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, helpers=HelperModels(gold, sampling=sampling))
     model.train()
     try:
         model.zero_grad()

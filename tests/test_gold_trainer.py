@@ -16,7 +16,8 @@ from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
 from gold_textgen.training.checkpoint_state import LaggedPolicySync
-from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy, token_logprobs
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, token_logprobs
+from gold_textgen.training.helper_models import HelperModels, frozen_copy
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
@@ -42,10 +43,7 @@ def make_trainer(
         args=arguments,
         data_collator=collator,
         processing_class=tokenizer,
-        objective=objective,
-        lagged_model=frozen_copy(model),
-        frozen_model=frozen_model,
-        truncation=truncation,
+        helpers=HelperModels(objective, lagged=frozen_copy(model), frozen=frozen_model, truncation=truncation),
     )
 
 
@@ -183,7 +181,7 @@ def test_the_helper_models_run_in_the_policys_mixed_precision(setup, tmp_path, b
     settings = objective_settings(reward="s", min_weight=0.1, floor=0.05, rewards="online")
     trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=frozen_copy(model), bf16=bf16)
     seen = []
-    for helper in (trainer.lagged_model, trainer.frozen_model):
+    for helper in (trainer.helpers.lagged, trainer.helpers.frozen):
         forward = helper.forward
 
         def recording_forward(*args, _forward=forward, **kwargs):

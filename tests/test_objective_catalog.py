@@ -5,11 +5,10 @@ test fails where one of them and a row disagree)."""
 import copy
 
 import pytest
-from transformers import Seq2SeqTrainingArguments
 
 from gold_textgen.analysis import objective_names
 from gold_textgen.objectives import table
-from gold_textgen.training.fine_tune_trainer import HELPER_ARGUMENTS
+from gold_textgen.training.helper_models import HELPER_ARGUMENTS
 from gold_textgen.training.objective_settings import KNOWN_SETTINGS
 from gold_textgen.workflow import objective_catalog as catalog
 from gold_textgen.workflow.cross_references import check_objective_keys
@@ -98,14 +97,13 @@ def test_a_setting_of_another_loss_is_refused_with_the_losses_that_read_it():
         check_objective_keys(config)
 
 
-def test_the_trainer_names_a_missing_helper(tmp_path):
+def test_the_helpers_name_a_missing_one():
     from settings import objective_settings
 
-    from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+    from gold_textgen.training.helper_models import HelperModels
 
-    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
-    with pytest.raises(ValueError, match=r"loss asft needs the frozen starting model's whole distribution .*: pass frozen_model"):
-        FineTuneTrainer(model=None, args=arguments, objective=objective_settings(loss="asft"))
+    with pytest.raises(ValueError, match=r"loss asft needs the frozen starting model's whole distribution .*: pass frozen \(the starting"):
+        HelperModels(objective_settings(loss="asft"))
 
 
 def test_the_library_refuses_a_setting_of_another_loss():

@@ -16,7 +16,8 @@ from gold_textgen.objectives.probability_family import probability_family_sum
 from gold_textgen.objectives.proximal import clipped_surrogate_sum
 from gold_textgen.objectives.table import LOSSES
 from gold_textgen.objectives.weighted_nll import reference_logprobs
-from gold_textgen.training.fine_tune_trainer import FineTuneTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
+from gold_textgen.training.helper_models import HelperModels, frozen_copy
 from gold_textgen.workflow.objective_catalog import COMMON_SETTINGS
 from gold_textgen.workflow.objective_catalog import LOSSES as CATALOG
 from gold_textgen.workflow.schema import load_schema
@@ -132,9 +133,8 @@ def trainer_loss(tmp_path, tokenizer, model, frozen, batch, **settings) -> torch
         model=model,
         args=arguments,
         processing_class=tokenizer,
-        objective=objective_settings(label_smoothing=0.0, rewards="online", **settings),
-        lagged_model=frozen,  # pi_old / pi_tilde: another model, so the ratio is not 1
-        frozen_model=frozen,  # the frozen MLE model / the anchor
+        # pi_old / pi_tilde and the frozen MLE model / the anchor: another model, so the ratio is not 1
+        helpers=HelperModels(objective_settings(label_smoothing=0.0, rewards="online", **settings), lagged=frozen, frozen=frozen),
     )
     model.train()
     with torch.no_grad():

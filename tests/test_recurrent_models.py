@@ -22,7 +22,8 @@ from gold_textgen.models.recurrent import RecurrentSeq2SeqConfig, RecurrentSeq2S
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.objectives.gold import after_eos_term, importance_weights, per_token_rewards, windowed_returns
 from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nll
-from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
+from gold_textgen.training.helper_models import HelperModels, frozen_copy
 from gold_textgen.training.reward_cache import attach_cached_rewards
 
 LENGTHS = {"max_new_tokens": 8, "min_new_tokens": 1, "no_repeat_ngram_size": 0, "length_penalty": 1.0}
@@ -250,7 +251,7 @@ def test_gold_loss_on_a_copy_model_equals_the_objective_functions(tmp_path):
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
     trainer = FineTuneTrainer(
-        model=model, args=arguments, data_collator=collate, processing_class=tokenizer, objective=settings, lagged_model=lagged
+        model=model, args=arguments, data_collator=collate, processing_class=tokenizer, helpers=HelperModels(settings, lagged=lagged)
     )
     batch = collate([dataset[i] for i in range(8)])
     model.train()  # no dropout in this model: train mode only selects the training loss
@@ -325,7 +326,7 @@ def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
     for loss, settings in losses.items():
         gold = objective_settings(loss=loss, rewards="online", label_smoothing=0.1, **settings)
         trainer = FineTuneTrainer(
-            model=model, args=arguments, processing_class=tokenizer, objective=gold, lagged_model=frozen, frozen_model=frozen
+            model=model, args=arguments, processing_class=tokenizer, helpers=HelperModels(gold, lagged=frozen, frozen=frozen)
         )
         model.zero_grad()
         value = trainer.compute_loss(model, dict(batch))
@@ -414,7 +415,7 @@ def test_policy_gradient_on_a_copy_model_is_reinforce_by_hand_and_scores_the_cop
     sampling = OnPolicySampling(generation_config(model, LENGTHS, {"do_sample": True, "top_k": 0}), tokenizer, reward, RewardBaseline(0.3))
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
     gold = objective_settings(loss="policy_gradient", baseline=0.3)
-    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, objective=gold, sampling=sampling)
+    trainer = FineTuneTrainer(model=model, args=arguments, processing_class=tokenizer, helpers=HelperModels(gold, sampling=sampling))
     model.train()
     trainer.policy_gradient_loss(model, dict(batch)).backward()
     assert scored == [(["zz w1"], ["zz w1"])]

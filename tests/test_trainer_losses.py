@@ -22,8 +22,8 @@ from transformers import DataCollatorForSeq2Seq
 
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.objectives.loss_truncation import LossTruncation
-from gold_textgen.training.fine_tune_trainer import frozen_copy
-from gold_textgen.training.trainer_losses import ObjectiveLoss, frozen
+from gold_textgen.training.helper_models import frozen_copy
+from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 LENGTH = 10
 # Every objective of the shipped configs with its settings there, and plain NLL.
@@ -70,7 +70,7 @@ def both_losses(setup, tmp_path, name: str):
     seq2seq = DataCollatorForSeq2Seq(tokenizer, model=policy)(copy.deepcopy(encoded))
     expected = workflow.compute_loss(policy.train(), seq2seq)
     loss = ObjectiveLoss(**settings, reference_model=reference.language_model)
-    loss.lagged_model = frozen(copy.deepcopy(start.language_model))  # pi_tilde as the callback copies it at the start
+    loss.start(start.language_model)  # pi_tilde from the starting weights, as the callback builds it when training starts
     loss.attach(policy.language_model)
     return expected, loss, policy.language_model, causal_batch(encoded, tokenizer.pad_token_id)
 

@@ -15,11 +15,10 @@ from ..data.tokenization import load_tokenizer
 from ..evaluation import metrics
 from ..evaluation.decoding import generation_config
 from ..models.transformer import load_pretrained_model
-from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import RewardBaseline
 from ..workflow.runtime import seed_everything
-from .checkpoint_state import BASELINE_STATE_FILE, TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
-from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, frozen_copy
+from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
+from .helper_models import HelperModels
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
 from .reward_cache import attach_cached_rewards
@@ -45,21 +44,10 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
         train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
     checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "start_model": start_dir, "rewards": rewards_path})
-    helpers, state_callbacks = {}, []
-    if objective.uses_lagged_policy:
-        helpers["lagged_model"] = frozen_copy(model)  # pi_tilde starts as the model fine-tuning starts from
-        state_callbacks.append(LaggedPolicySync(helpers["lagged_model"], objective.sync_every, bool(objective.sync_each_epoch)))
-    if (objective.uses_rewards and objective.rewards == "online") or objective.uses_anchor:
-        helpers["frozen_model"] = frozen_copy(model)  # the frozen starting model
-    if "truncation" in objective.needs:
-        helpers["truncation"] = LossTruncation(objective.drop_fraction, objective.warmup, objective.window)
-        state_callbacks.append(StateInCheckpoints(helpers["truncation"], TRUNCATION_STATE_FILE))
-    if "sampling" in objective.needs:
-        helpers["sampling"] = on_policy_sampling(job.task, objective, model, tokenizer)
-        state_callbacks.append(StateInCheckpoints(helpers["sampling"].baseline, BASELINE_STATE_FILE))
+    sampling = on_policy_sampling(job.task, objective, model, tokenizer) if "sampling" in objective.needs else None
+    helpers = HelperModels.build(objective, model, sampling=sampling)  # pi_tilde and the frozen model: the start's weights
     if checkpoint:
-        for callback in state_callbacks:
-            callback.restore(checkpoint)
+        helpers.restore(checkpoint)
     # The Trainer's own label smoother stays off: the weighted loss adds its unweighted smoothing itself.
     arguments = training_arguments(settings, job, label_smoothing_factor=0.0, remove_unused_columns=False)
     collator = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model), label_fields=(REWARD_FIELD,))
@@ -71,10 +59,9 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
         tokenizer,
         (train_set, valid_set),
         collator,
-        callbacks=tuple(state_callbacks),  # their state is part of every checkpoint
+        callbacks=tuple(helpers.callbacks),  # their state is part of every checkpoint
         arguments=arguments,
-        objective=objective,
-        **helpers,
+        helpers=helpers,
     )
     log.info("objective settings: %s", objective.to_dict())
     return run_and_save(trainer, job, {**settings, "objective": objective.to_dict()}, checkpoint)

@@ -21,22 +21,18 @@ distribution (one forward pass), drop whole examples, or add a term of their own
 
 from __future__ import annotations
 
-import copy
 import logging
 
 import torch
 from transformers import PreTrainedModel, Seq2SeqTrainer
 
-from ..objectives.loss_truncation import LossTruncation
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
-from ..workflow.objective_catalog import NEEDS
 from .checkpoint_loading import KnownMissingKeys
 from .dropout_state import without_dropout
+from .helper_models import HelperModels
 from .objective_loss import objective_terms
-from .objective_settings import ObjectiveSettings
-from .on_policy import OnPolicySampling
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
@@ -44,25 +40,11 @@ from .token_statistics import TokenStatistics
 log = logging.getLogger(__name__)
 LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
 REWARD_FIELD = "reward_logprobs"
-HELPER_ARGUMENTS = {
-    "lagged_policy": "lagged_model",
-    "mle_rewards": "frozen_model (online rewards)",
-    "anchor": "frozen_model",
-    "truncation": "truncation (LossTruncation)",
-    "sampling": "sampling (OnPolicySampling)",
-}
 
 
 def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
     """log p(y_t | y_<t, x) of each reference token under `model`, [B, T] (0 at padding)."""
     return reference_logprobs(torch.log_softmax(model(**inputs).logits.float(), dim=-1), labels)
-
-
-def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
-    clone = copy.deepcopy(model)
-    clone.eval()
-    clone.requires_grad_(False)
-    return clone
 
 
 class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
@@ -72,46 +54,19 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
     # compute_loss divides by the token count of the whole update, so the Trainer must not rescale again.
     loss_is_scaled_for_ga = True
 
-    def __init__(
-        self,
-        *args,
-        objective: ObjectiveSettings,
-        lagged_model: PreTrainedModel | None = None,
-        frozen_model: PreTrainedModel | None = None,
-        truncation: LossTruncation | None = None,
-        sampling: OnPolicySampling | None = None,
-        **kwargs,
-    ):
-        helpers = {"lagged_policy": lagged_model, "anchor": frozen_model, "truncation": truncation, "sampling": sampling}
-        helpers["mle_rewards"] = frozen_model if objective.rewards == "online" else True  # cached rewards come with the batch
-        missing = [need for need in HELPER_ARGUMENTS if need in objective.needs and helpers[need] is None]
-        if missing:
-            wanted = "; ".join(NEEDS[need] for need in missing)
-            raise ValueError(f"loss {objective.loss} needs {wanted}: pass {', '.join(HELPER_ARGUMENTS[need] for need in missing)}")
-        super().__init__(*args, **kwargs)
-        self.objective = objective
-        self.lagged_model = lagged_model
-        self.frozen_model = frozen_model  # the frozen starting model: online rewards, ASFT's anchor
-        self.truncation = truncation
-        self.sampling = sampling
+    def __init__(self, *args, helpers: HelperModels, **kwargs):
+        """`helpers`: the models and state the objective reads beside the policy (helper_models.py); their
+        checkpoint callbacks are added to `callbacks` unless it has them already (the workflow places them
+        before the completion marker: a checkpoint is complete once their state is in it)."""
+        callbacks = list(kwargs.pop("callbacks", None) or ())
+        callbacks += [callback for callback in helpers.callbacks if all(callback is not other for other in callbacks)]
+        super().__init__(*args, callbacks=callbacks, **kwargs)
+        self.helpers = helpers
+        self.objective = helpers.settings
         self.update_kinds: dict[int, str] = {}  # optimizer update -> "references" or "samples"
         # Make the Trainer count reference tokens over all accumulated micro-batches (num_items_in_batch).
         self.model_accepts_loss_kwargs = True
         self._objective_log = dict.fromkeys(LOGGED_SUMS, 0.0)
-
-    def _move_helpers(self, device: torch.device) -> None:
-        for helper in (self.lagged_model, self.frozen_model):
-            if helper is not None and next(helper.parameters()).device != device:
-                helper.to(device)
-
-    def reward_token_logprobs(self, model_inputs: dict, labels: torch.Tensor, cached: torch.Tensor | None) -> torch.Tensor:
-        """log p_MLE of each reference token: looked up in the reward cache, or a frozen forward pass."""
-        if self.objective.rewards == "cached":
-            if cached is None:
-                raise ValueError(f"cached rewards requested but the batch has no '{REWARD_FIELD}' field")
-            return cached
-        with torch.no_grad():
-            return token_logprobs(self.frozen_model, model_inputs, labels)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs["labels"]
@@ -124,14 +79,13 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
             return self.policy_gradient_loss(model, inputs, return_outputs)
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
-        self._move_helpers(labels.device)
         if self.objective.policy_dropout:
             outputs = model(**model_inputs)
         else:  # compared with a frozen model in eval mode, as the loss's reference does (dropout_state.py)
             with without_dropout(model):
                 outputs = model(**model_inputs)
         batch = self.token_batch(model_inputs, labels, outputs, cached)
-        objective = objective_terms(batch, labels, self.objective, self)
+        objective = objective_terms(batch, labels, self.objective, self.helpers)
         normaliser = num_items_in_batch if num_items_in_batch is not None else objective.parts.num_tokens
         loss = (objective.loss_sum + self.model_terms(model, outputs, batch.mask)) / normaliser
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
@@ -145,15 +99,12 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
         logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
+        if self.objective.uses_rewards and self.objective.rewards == "cached" and cached is None:
+            raise ValueError(f"cached rewards requested but the batch has no '{REWARD_FIELD}' field")
         # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
         # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
-        with torch.no_grad(), self.accelerator.autocast():
-            if self.objective.uses_lagged_policy:
-                batch.lagged = token_logprobs(self.lagged_model, model_inputs, labels)
-            if self.objective.uses_rewards:
-                batch.mle = self.reward_token_logprobs(model_inputs, labels, cached)
-            if self.objective.uses_anchor:
-                batch.anchor = torch.log_softmax(self.frozen_model(**model_inputs).logits.float(), dim=-1)
+        with self.accelerator.autocast():
+            self.helpers.fill(batch, model_inputs, labels, cached)
         return batch
 
     def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:
@@ -165,13 +116,14 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
     def policy_gradient_loss(self, model, inputs: dict, return_outputs: bool = False):
         """REINFORCE on samples of the current policy for this batch's inputs, scored against its references:
         -(1/S) sum_s (R_s - b) sum_t log pi(y^s_t), averaged over the micro-batches of the update."""
-        samples = self.sampling.draw(self.accelerator.unwrap_model(model), inputs, inputs["labels"])
+        sampling = self.helpers.sampling
+        samples = sampling.draw(self.accelerator.unwrap_model(model), inputs, inputs["labels"])
         outputs = model(**samples.encoder_inputs, decoder_input_ids=samples.decoder_input_ids)
         sampled = reference_logprobs(torch.log_softmax(outputs.logits.float(), dim=-1), samples.labels)
-        baseline = self.sampling.baseline.value
+        baseline = sampling.baseline.value
         loss_sum = reinforce_loss_sum(sampled, samples.labels.ne(-100), samples.rewards, baseline)
         loss = loss_sum / samples.rewards.numel() / self.args.gradient_accumulation_steps
-        self.sampling.baseline.record(float(samples.rewards.mean()))
+        sampling.baseline.record(float(samples.rewards.mean()))
         stats = self._objective_log
         stats["reward_sum"] = stats["reward_sum"] + samples.rewards.sum()
         stats["baseline_sum"] = stats["baseline_sum"] + baseline * samples.rewards.numel()

@@ -23,17 +23,17 @@ gradient's sampled updates need the workflow's decoders and rewards and are not 
 
 from __future__ import annotations
 
-import copy
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 from transformers import PreTrainedModel, TrainerCallback
 
-from ..objectives.loss_truncation import LossTruncation
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
-from .checkpoint_state import TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
 from .dropout_state import forward_without_dropout
+from .helper_models import HelperModels, frozen_model
 from .objective_loss import objective_terms
 from .objective_settings import ObjectiveSettings
 
@@ -52,17 +52,23 @@ class ObjectiveLoss:
             raise ValueError("outside the workflow the rewards come from reference_model every step: rewards must be 'online'")
         if (self.settings.uses_rewards or self.settings.uses_anchor) and reference_model is None:
             raise ValueError(f"the loss '{loss}' reads the frozen model fine-tuning starts from: pass reference_model")
-        self.reference_model = frozen(reference_model) if reference_model is not None else None
-        self.lagged_model: PreTrainedModel | None = None
-        self.truncation = None
-        if "truncation" in self.settings.needs:
-            self.truncation = LossTruncation(self.settings.drop_fraction, self.settings.warmup, self.settings.window)
+        # rebuilt from its weights if its forward was patched (a copy of a model an SFTTrainer trained)
+        self.reference_model = frozen_model(reference_model) if reference_model is not None else None
+        self.helpers: HelperModels | None = None  # built from the policy's weights when training starts
         self.causal = causal
+        self.capture_inputs = True  # a trainer that hands the inputs over itself (ObjectiveSFTTrainer) sets False
+        self.helper_context: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
         self._inputs: dict | None = None
 
     def callback(self) -> ObjectiveCallback:
         """The TrainerCallback that keeps this loss's helpers (pass it in the Trainer's `callbacks`)."""
         return ObjectiveCallback(self)
+
+    def start(self, policy: PreTrainedModel) -> HelperModels:
+        """The helpers of a run whose policy starts from `policy`'s weights: pi_tilde a new model holding
+        them, the frozen model `reference_model`."""
+        self.helpers = HelperModels.build(self.settings, policy, frozen=self.reference_model)
+        return self.helpers
 
     def attach(self, model: torch.nn.Module) -> None:
         """Hand the policy's inputs to the helper models: a forward pre-hook keeps the latest call's. For a
@@ -78,14 +84,27 @@ class ObjectiveLoss:
 
     def __call__(self, outputs, labels: torch.Tensor, num_items_in_batch: torch.Tensor | int | None = None) -> torch.Tensor:
         logits = outputs["logits"] if isinstance(outputs, dict) else outputs.logits
+        return self.from_logits(logits, labels, self._inputs, num_items_in_batch)
+
+    def from_logits(
+        self, logits: torch.Tensor, labels: torch.Tensor, inputs: dict | None, num_items_in_batch: torch.Tensor | int | None = None
+    ) -> torch.Tensor:
+        """The loss of the policy's `logits` for `labels`, its helpers reading the same model `inputs`."""
         logits, labels = self.aligned(logits, labels)
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         if not torch.is_grad_enabled():  # evaluation: the plain token-mean NLL, comparable across objectives
             mask = labels.ne(-100)
             return -reference_logprobs(logprobs, labels)[mask].sum() / mask.sum().clamp_min(1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
-        self.add_helper_logprobs(batch, labels, logits.device)
-        terms = objective_terms(batch, labels, self.settings, self)
+        if self.settings.needs:
+            if self.helpers is None:
+                raise RuntimeError(f"the loss '{self.settings.loss}' keeps helpers: pass loss.callback() in the Trainer's callbacks")
+            if inputs is None:
+                raise RuntimeError("the loss has not seen the policy's inputs: pass loss.callback() in the Trainer's callbacks")
+            model_inputs = {key: value for key, value in inputs.items() if key not in ("labels", "num_items_in_batch")}
+            with self.helper_context():
+                self.helpers.fill(batch, model_inputs, labels, aligned=lambda helper_logits: self.aligned(helper_logits)[0])
+        terms = objective_terms(batch, labels, self.settings, self.helpers)
         normaliser = num_items_in_batch if num_items_in_batch is not None else terms.parts.num_tokens
         return terms.loss_sum / normaliser
 
@@ -95,61 +114,27 @@ class ObjectiveLoss:
             return logits, labels
         return logits[:, :-1], None if labels is None else labels[:, 1:]
 
-    def add_helper_logprobs(self, batch: TokenBatch, labels: torch.Tensor, device: torch.device) -> None:
-        settings = self.settings
-        if not (settings.uses_lagged_policy or settings.uses_rewards or settings.uses_anchor):
-            return
-        if self._inputs is None:
-            raise RuntimeError("the loss has not seen the policy's inputs: pass loss.callback() in the Trainer's callbacks")
-        with torch.no_grad():
-            if settings.uses_lagged_policy:
-                if self.lagged_model is None:
-                    raise RuntimeError("no lagged policy: pass loss.callback() in the Trainer's callbacks")
-                batch.lagged = reference_logprobs(self.helper_logprobs(self.lagged_model, device), labels)
-            if settings.uses_rewards:
-                batch.mle = reference_logprobs(self.helper_logprobs(self.reference_model, device), labels)
-            if settings.uses_anchor:
-                batch.anchor = self.helper_logprobs(self.reference_model, device)
-
-    def helper_logprobs(self, model: PreTrainedModel, device: torch.device) -> torch.Tensor:
-        if next(model.parameters()).device != device:
-            model.to(device)
-        inputs = {key: value for key, value in self._inputs.items() if key not in ("labels", "num_items_in_batch")}
-        logits, _ = self.aligned(model(**inputs).logits)
-        return torch.log_softmax(logits.float(), dim=-1)
-
-
-def frozen(model: PreTrainedModel) -> PreTrainedModel:
-    model.eval()
-    model.requires_grad_(False)
-    return model
-
 
 class ObjectiveCallback(TrainerCallback):
-    """Keeps an ObjectiveLoss's helpers through training, checkpoints and resumes."""
+    """Builds an ObjectiveLoss's helpers when training starts (pi_tilde from the policy's weights), and keeps
+    them through training, checkpoints and resumes."""
 
     def __init__(self, loss: ObjectiveLoss):
         self.loss = loss
-        self.sync: LaggedPolicySync | None = None
-        self.truncation_state = StateInCheckpoints(loss.truncation, TRUNCATION_STATE_FILE) if loss.truncation is not None else None
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        self.loss.attach(model)
-        resumed = Path(args.output_dir) / f"checkpoint-{state.global_step}" if state.global_step else None
-        if self.loss.settings.uses_lagged_policy:
-            self.loss.lagged_model = frozen(copy.deepcopy(model))
-            self.sync = LaggedPolicySync(self.loss.lagged_model, self.loss.settings.sync_every, bool(self.loss.settings.sync_each_epoch))
-            self.sync.on_train_begin(args, state, control)
-            if resumed is not None:
-                self.sync.restore(resumed)
-        if self.truncation_state is not None and resumed is not None:
-            self.truncation_state.restore(resumed)
+        if self.loss.capture_inputs:
+            self.loss.attach(model)
+        helpers = self.loss.start(model)
+        if state.global_step:  # resumed: every helper's state as the checkpoint saved it
+            helpers.restore(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+        for callback in helpers.callbacks:
+            callback.on_train_begin(args, state, control, model=model, **kwargs)
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
-        if self.sync is not None:
-            self.sync.on_step_end(args, state, control, model=model)
+        for callback in self.loss.helpers.callbacks:
+            callback.on_step_end(args, state, control, model=model, **kwargs)
 
     def on_save(self, args, state, control, **kwargs):
-        for keeper in (self.sync, self.truncation_state):
-            if keeper is not None:
-                keeper.on_save(args, state, control)
+        for callback in self.loss.helpers.callbacks:
+            callback.on_save(args, state, control, **kwargs)

@@ -1,0 +1,186 @@
+"""The models an objective reads beside the policy, built and fed in one place for both training paths:
+the workflow's `FineTuneTrainer` (fine_tune_trainer.py) and the library loss for any Trainer
+(trainer_losses.py, sft_trainer.py).
+
+- pi_tilde, the lagged policy (GOLD's importance weights, PSFT's pi_old): the starting weights, re-synced
+  to the policy every `sync_every` updates by `LaggedPolicySync`, which also keeps it in checkpoints;
+- the frozen starting model (the MLE/SFT model): online rewards p_MLE (GOLD-p/s, iw-SFT) and ASFT's anchor;
+- loss truncation's running cut-off and the policy gradient's sampler, with their state in checkpoints.
+
+A helper is always a new module built from the config and loaded with the weights, never `copy.deepcopy`
+of a live model: another library may have patched that object. TRL's `SFTTrainer` sets an instance-level
+`forward` on the policy (its fused LM head) that closes over the original object, a copy keeps it, and the
+copy's forward then runs the policy's weights: pi_tilde and the "frozen" model would follow the policy
+(every lagged objective silently becoming its no-lag variant). PEFT wrappers and `torch.compile` patch
+objects the same way. A new kind of helper is a field here, its construction in `build` and its forward
+pass in `fill`.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from transformers import PreTrainedModel, TrainerCallback
+from transformers.initialization import no_init_weights
+
+from ..objectives.loss_truncation import LossTruncation
+from ..objectives.table import TokenBatch
+from ..objectives.weighted_nll import reference_logprobs
+from ..workflow.objective_catalog import NEEDS
+from .checkpoint_state import BASELINE_STATE_FILE, TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
+from .objective_settings import ObjectiveSettings
+
+log = logging.getLogger(__name__)
+# The helper each need of the catalog asks for, by the name a caller passes it.
+HELPER_ARGUMENTS = {
+    "lagged_policy": "lagged (pi_tilde)",
+    "mle_rewards": "frozen (the starting model, for online rewards)",
+    "anchor": "frozen (the starting model)",
+    "truncation": "truncation (LossTruncation)",
+    "sampling": "sampling (OnPolicySampling)",
+}
+
+
+def patched_modules(model: torch.nn.Module) -> list[str]:
+    """The modules of `model` whose `forward` is an instance attribute (set by TRL, PEFT, torch.compile,
+    ...) rather than their class's method: a copy of such an object may run another object's weights."""
+    return [name or type(model).__name__ for name, module in model.named_modules() if "forward" in vars(module)]
+
+
+def model_from_weights(model: PreTrainedModel) -> PreTrainedModel:
+    """A new model of `model`'s class and config holding a copy of its weights (parameters and buffers),
+    on its device and in its dtype, in eval mode with no gradients. Nothing of the object itself is kept:
+    no hooks, no patched forward, no shared storage. Global random state is left as it was (a Trainer has
+    already seeded it)."""
+    model = getattr(model, "module", model)  # a DDP wrapper holds the model in .module
+    if not isinstance(model, PreTrainedModel) or hasattr(model, "peft_config"):
+        raise TypeError(f"cannot rebuild a {type(model).__name__} from its weights: pass a transformers PreTrainedModel")
+    source = next(model.parameters())
+    with torch.random.fork_rng(devices=[]), no_init_weights():
+        clone = type(model)(copy.deepcopy(model.config))
+    clone.to(device=source.device, dtype=source.dtype)
+    clone.load_state_dict(model.state_dict(), strict=True)
+    own_buffers = dict(clone.named_buffers())
+    with torch.no_grad():  # non-persistent buffers (rotary frequencies, ...) are not in the state dict
+        for name, buffer in model.named_buffers():
+            own_buffers[name].copy_(buffer)
+    clone.eval()
+    clone.requires_grad_(False)
+    return clone
+
+
+def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
+    """A frozen helper holding `model`'s current weights (see `model_from_weights`)."""
+    return model_from_weights(model)
+
+
+def shares_storage(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    storages = {p.untyped_storage().data_ptr() for p in a.parameters()}
+    return any(p.untyped_storage().data_ptr() in storages for p in b.parameters())
+
+
+@dataclass
+class HelperModels:
+    """The helpers of one objective (None where its loss does not need one) and the callbacks that keep
+    their state in every checkpoint. `state` holds what a loss function reads across steps (loss
+    truncation's cut-off as `state.truncation`): pass this object."""
+
+    settings: ObjectiveSettings
+    lagged: PreTrainedModel | None = None
+    frozen: PreTrainedModel | None = None
+    truncation: LossTruncation | None = None
+    sampling: object | None = None  # OnPolicySampling: the workflow's REINFORCE updates
+    callbacks: list[TrainerCallback] = field(default_factory=list)
+
+    def __post_init__(self):
+        settings = self.settings
+        given = {"lagged_policy": self.lagged, "anchor": self.frozen, "truncation": self.truncation, "sampling": self.sampling}
+        given["mle_rewards"] = self.frozen if settings.rewards == "online" else True  # cached rewards come with the batch
+        missing = [need for need in HELPER_ARGUMENTS if need in settings.needs and given[need] is None]
+        if missing:
+            wanted = "; ".join(NEEDS[need] for need in missing)
+            raise ValueError(f"loss {settings.loss} needs {wanted}: pass {', '.join(HELPER_ARGUMENTS[need] for need in missing)}")
+        if self.lagged is not None and not self.callbacks:
+            self.callbacks.append(LaggedPolicySync(self.lagged, settings.sync_every, bool(settings.sync_each_epoch)))
+        if self.truncation is not None and not any(isinstance(c, StateInCheckpoints) for c in self.callbacks):
+            self.callbacks.append(StateInCheckpoints(self.truncation, TRUNCATION_STATE_FILE))
+        if self.sampling is not None:
+            self.callbacks.append(StateInCheckpoints(self.sampling.baseline, BASELINE_STATE_FILE))
+
+    @classmethod
+    def build(
+        cls, settings: ObjectiveSettings, start: PreTrainedModel, frozen: PreTrainedModel | None = None, sampling=None
+    ) -> HelperModels:
+        """The helpers `settings.loss` needs for a run that starts from `start` (pi_tilde's first weights);
+        the frozen model is `frozen` (rebuilt from its weights if its forward was patched) or `start`'s weights."""
+        lagged = model_from_weights(start) if settings.uses_lagged_policy else None
+        wants_frozen = (settings.uses_rewards and settings.rewards == "online") or settings.uses_anchor
+        if not wants_frozen:
+            frozen = None
+        elif frozen is None:
+            frozen = model_from_weights(start)
+        else:
+            frozen = frozen_model(frozen, start)
+        truncation = None
+        if "truncation" in settings.needs:
+            truncation = LossTruncation(settings.drop_fraction, settings.warmup, settings.window)
+        return cls(settings, lagged, frozen, truncation, sampling)
+
+    def restore(self, checkpoint) -> None:
+        """Resume every helper's state from a checkpoint of the run."""
+        for callback in self.callbacks:
+            callback.restore(checkpoint)
+
+    def to(self, device: torch.device) -> None:
+        for helper in (self.lagged, self.frozen):
+            if helper is not None and next(helper.parameters()).device != device:
+                helper.to(device)
+
+    def fill(
+        self,
+        batch: TokenBatch,
+        inputs: dict,
+        labels: torch.Tensor,
+        cached: torch.Tensor | None = None,
+        aligned: Callable[[torch.Tensor], torch.Tensor] = lambda logits: logits,
+    ) -> None:
+        """Add to `batch` what the loss reads of the helpers on these model `inputs` (no labels among them):
+        pi_tilde's log-probs of the reference tokens, p_MLE's (the `cached` [B, T] ones where the rewards are
+        cached), the frozen model's whole distribution. `aligned` maps a helper's logits onto the positions
+        of `labels` (a causal LM's logits at t score the token at t + 1)."""
+        settings = self.settings
+        if settings.uses_lagged_policy or settings.uses_rewards or settings.uses_anchor:
+            self.to(labels.device)
+
+        def logprobs(model: PreTrainedModel) -> torch.Tensor:
+            return torch.log_softmax(aligned(model(**inputs).logits).float(), dim=-1)
+
+        with torch.no_grad():
+            if settings.uses_lagged_policy:
+                batch.lagged = reference_logprobs(logprobs(self.lagged), labels)
+            if settings.uses_rewards and settings.rewards == "cached":
+                if cached is None:
+                    raise ValueError("cached rewards requested but the batch has none")
+                batch.mle = cached
+            elif settings.uses_rewards:
+                batch.mle = reference_logprobs(logprobs(self.frozen), labels)
+            if settings.uses_anchor:
+                batch.anchor = logprobs(self.frozen)
+
+
+def frozen_model(model: PreTrainedModel, policy: torch.nn.Module | None = None) -> PreTrainedModel:
+    """`model` as a frozen helper: rebuilt from its weights when its forward was patched (a copy of a model
+    that TRL's SFTTrainer trained runs the original's weights), refused when it is the policy itself."""
+    if policy is not None and (model is policy or shares_storage(model, policy)):
+        raise ValueError("the frozen reference model shares its weights with the policy: load it separately or pass a copy")
+    patched = patched_modules(model)
+    if patched:
+        log.info("the reference model's forward is patched (%s): rebuilt from its weights", ", ".join(patched[:3]))
+        return model_from_weights(model)
+    model.eval()
+    model.requires_grad_(False)
+    return model

@@ -1,0 +1,76 @@
+"""The objectives in TRL's `SFTTrainer`, the way TRL's maintainers ask for a custom loss from TRL 1.16 on:
+a subclass that overrides `compute_loss` (their customization guide, "Change the training objective").
+`compute_loss_func` is deprecated there (removed in TRL 2.0) and costs an extra forward pass a step,
+since TRL's own loss no longer builds the logits; it still works for a plain transformers `Trainer`.
+
+    objective = ObjectiveLoss("gold", reward="s", floor=0.1, min_weight=0.1, sync_every=10, reference_model=sft_model)
+    trainer = ObjectiveSFTTrainer(model=policy, args=SFTConfig(...), train_dataset=data, processing_class=tokenizer, objective=objective)
+
+One forward pass of the policy a training step, with the full logits the objective reads; the helper
+models (pi_tilde, the frozen SFT model) read the same inputs; TRL's own statistics of the step (entropy
+and top-1 accuracy over the completion tokens, tokens seen) come from the same logits. Evaluation is
+TRL's own (the plain token-mean NLL, comparable across objectives). Tested with TRL 1.16 and
+transformers 5.24 (the versions `pip install -e '.[dev]'` takes; CI tests the installed ones).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from trl import SFTTrainer
+
+from .dropout_state import without_dropout
+from .trainer_losses import ObjectiveLoss
+
+
+class ObjectiveSFTTrainer(SFTTrainer):
+    """SFTTrainer whose training loss is `objective` (an ObjectiveLoss); everything else is TRL's."""
+
+    def __init__(self, *args, objective: ObjectiveLoss, callbacks=None, **kwargs):
+        if kwargs.get("compute_loss_func") is not None:
+            raise ValueError("pass the loss as objective=, not compute_loss_func")
+        config = kwargs.get("args") if "args" in kwargs else (args[1] if len(args) > 1 else None)
+        if config is not None and (config.loss_type != "nll" or config.label_smoothing_factor):
+            raise ValueError(
+                "the objective is the whole loss: leave SFTConfig's loss_type 'nll' and label_smoothing_factor 0 "
+                "(pass label_smoothing= to ObjectiveLoss)"
+            )
+        objective.capture_inputs = False  # compute_loss hands the inputs over
+        super().__init__(*args, callbacks=[*(callbacks or ()), objective.callback()], **kwargs)
+        objective.helper_context = self.accelerator.autocast  # the helpers in the policy's mixed precision
+        self.objective = objective
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if not model.training:
+            return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
+        inputs["use_cache"] = False  # as TRL's own compute_loss: no cache in training
+        labels = inputs["labels"]
+        model_inputs = {key: value for key, value in inputs.items() if key != "labels"}
+        # compared with a frozen model in eval mode, ASFT, PSFT and iw-SFT run the policy without dropout
+        dropout = contextlib.nullcontext() if self.objective.settings.policy_dropout else without_dropout(model)
+        with dropout:
+            outputs = model(**model_inputs)
+        loss = self.objective.from_logits(outputs.logits, labels, model_inputs, num_items_in_batch)
+        if self.args.average_tokens_across_devices and num_items_in_batch is not None:
+            loss = loss * (self.accelerator.num_processes // getattr(self, "_tp_size", 1))  # DDP averages gradients
+        self.record_statistics(outputs.logits.detach(), labels, inputs)
+        return (loss, outputs) if return_outputs else loss
+
+    def record_statistics(self, logits: torch.Tensor, labels: torch.Tensor, inputs: dict) -> None:
+        """TRL's statistics of a training step, as its compute_loss records them, from this step's logits:
+        the entropy of the policy and its top-1 accuracy, averaged over the completion tokens, and the
+        tokens seen so far."""
+        logits, labels = logits[:, :-1].float(), labels[:, 1:]
+        mask = labels.ne(-100)
+        logprobs = torch.log_softmax(logits, dim=-1)
+        entropy = -(logprobs.exp() * logprobs).sum(-1)[mask].sum()
+        correct = logits.argmax(-1).eq(labels)[mask].sum()
+        gather = self.accelerator.gather_for_metrics
+        valid = gather(mask.sum()).sum()
+        metrics = self._metrics["train"]
+        metrics["entropy"].append((gather(entropy).sum() / valid).item() if valid > 0 else 0.0)
+        metrics["mean_token_accuracy"].append((gather(correct).sum() / valid).item() if valid > 0 else 0.0)
+        if "attention_mask" in inputs:
+            self._total_train_tokens += gather(inputs["attention_mask"].sum()).sum().item() // getattr(self, "_tp_size", 1)
+        metrics["num_tokens"] = [self._total_train_tokens]
