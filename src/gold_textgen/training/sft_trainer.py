@@ -37,7 +37,7 @@ class ObjectiveSFTTrainer(SFTTrainer):
                 "(pass label_smoothing= to ObjectiveLoss)"
             )
         objective.capture_inputs = False  # compute_loss hands the inputs over
-        super().__init__(*args, callbacks=[*(callbacks or ()), objective.callback()], **kwargs)
+        super().__init__(*args, callbacks=[objective.callback(), *(callbacks or ())], **kwargs)  # its syncs first
         objective.helper_context = self.accelerator.autocast  # the helpers in the policy's mixed precision
         self.objective = objective
 
