@@ -1,28 +1,31 @@
-"""GOLD-s in TRL's SFTTrainer, outside the workflow: SFT a small causal LM, then fine-tune it with GOLD-s
-whose rewards come from the SFT model. Runs on a CPU in a minute with a tiny randomly initialised model
-on the project's synthetic demo language (no download):
+"""GOLD-s in TRL's SFTTrainer, outside the workflow: SFT a small causal LM, save it, then fine-tune it with
+GOLD-s whose rewards come from the saved SFT model, loaded a second time as the frozen reference. Runs on a
+CPU in a minute with a tiny randomly initialised model on the project's synthetic demo language (no
+download):
 
     python examples/trl_sft_gold.py --output-dir runs/trl_gold
 
 With your own model and data, replace `demo_data` and `tiny_model` by your prompt/completion dataset and
 `AutoModelForCausalLM.from_pretrained(...)` (and its tokenizer); everything else stays. Any other objective
 is one line: ObjectiveLoss("dft"), ObjectiveLoss("asft", reference_model=sft_model), ... with the settings
-of config.schema.yaml (README, "GOLD beside its successors").
+of config.schema.yaml (docs/guide/objectives.md). ObjectiveSFTTrainer is SFTTrainer with the objective as
+its loss (one forward pass a step); TRL's own data handling, logging and checkpoints are unchanged.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 
 import torch
 from datasets import Dataset
+from transformers import AutoModelForCausalLM
 from trl import SFTConfig, SFTTrainer
 
 from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.models.prompt_completion import build_causal_model
+from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
 from gold_textgen.training.trainer_losses import ObjectiveLoss
 from gold_textgen.workflow.schema import defaults
 
@@ -47,7 +50,8 @@ def tiny_model(tokenizer):
     return build_causal_model(sizes, tokenizer).language_model
 
 
-def train(model, tokenizer, data: Dataset, output_dir: str, steps: int, learning_rate: float, **trainer_arguments) -> SFTTrainer:
+def train(model, tokenizer, data: Dataset, output_dir: str, steps: int, learning_rate: float, objective=None) -> SFTTrainer:
+    """`steps` updates of SFTTrainer: plain SFT, or with `objective` (an ObjectiveLoss) as its loss."""
     config = SFTConfig(
         output_dir=output_dir,
         max_steps=steps,
@@ -60,8 +64,14 @@ def train(model, tokenizer, data: Dataset, output_dir: str, steps: int, learning
         max_length=None,
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),  # TRL's default needs a GPU
         use_cpu=not torch.cuda.is_available(),
+        # named, so that TRL's default (gradient_checkpointing=True) does not raise transformers 5's rename warning;
+        # recomputing activations saves memory a tiny model does not need
+        activation_checkpointing=False,
     )
-    trainer = SFTTrainer(model=model, args=config, train_dataset=data, processing_class=tokenizer, **trainer_arguments)
+    if objective is None:
+        trainer = SFTTrainer(model=model, args=config, train_dataset=data, processing_class=tokenizer)
+    else:
+        trainer = ObjectiveSFTTrainer(model=model, args=config, train_dataset=data, processing_class=tokenizer, objective=objective)
     trainer.train()
     return trainer
 
@@ -75,13 +85,14 @@ def main() -> None:
     args = parser.parse_args()
 
     data, tokenizer = demo_data(args.examples)
-    sft = train(tiny_model(tokenizer), tokenizer, data, f"{args.output_dir}/sft", args.sft_steps, 3e-3).model
+    sft_dir = f"{args.output_dir}/sft"
+    train(tiny_model(tokenizer), tokenizer, data, sft_dir, args.sft_steps, 3e-3).save_model(sft_dir)
     # GOLD-s as the paper sets it: rewards p_MLE of the SFT model floored at c = 0.1, importance weights
-    # max(u = 0.1, pi_tilde), pi_tilde re-synced every k = 10 updates; the SFT model stays frozen.
-    gold_s = ObjectiveLoss("gold", reward="s", floor=0.1, min_weight=0.1, sync_every=10, reference_model=copy.deepcopy(sft))
-    trainer = train(
-        sft, tokenizer, data, f"{args.output_dir}/gold_s", args.gold_steps, 3e-4, compute_loss_func=gold_s, callbacks=[gold_s.callback()]
-    )
+    # max(u = 0.1, pi_tilde), pi_tilde re-synced every k = 10 updates. The policy and the frozen SFT model
+    # are two loads of the saved SFT model: nothing of the policy object is shared with the reference.
+    policy, sft_model = AutoModelForCausalLM.from_pretrained(sft_dir), AutoModelForCausalLM.from_pretrained(sft_dir)
+    gold_s = ObjectiveLoss("gold", reward="s", floor=0.1, min_weight=0.1, sync_every=10, reference_model=sft_model)
+    trainer = train(policy, tokenizer, data, f"{args.output_dir}/gold_s", args.gold_steps, 3e-4, objective=gold_s)
     for entry in trainer.state.log_history:
         if "loss" in entry:
             print(f"GOLD-s update {entry['step']}: loss {entry['loss']:.4f}, token accuracy {entry['mean_token_accuracy']:.3f}")

@@ -192,7 +192,7 @@ def test_pi_tilde_lags_and_the_frozen_model_stays_in_a_real_trainer(setup, tmp_p
 
 
 def test_a_helper_is_a_new_model_with_the_weights_and_nothing_of_the_object(setup):
-    records, tokenizer, start, _ = setup
+    start = setup[2]
     model = copy.deepcopy(start)
     model.language_model.forward = model.language_model.forward  # an instance-level forward, as patches set
     model.register_forward_pre_hook(lambda module, args: None)
