@@ -1,18 +1,20 @@
-"""The project's objectives as a loss for any transformers `Trainer`, TRL's `SFTTrainer` included: GOLD
-(-delta, -p, -s), DFT, TaiLr, MixCE, loss truncation, ASFT, PSFT, iw-SFT, the probability family, EAFT and
-plain NLL, computed by the very function the workflow's trainer uses (objective_loss.py), so a loss
-here equals the workflow's on the same batch.
+"""The project's objectives as a loss for any transformers `Trainer`: GOLD (-delta, -p, -s), DFT, TaiLr,
+MixCE, loss truncation, ASFT, PSFT, iw-SFT, the probability family, EAFT, GEM and plain NLL, computed by the
+very function the workflow's trainer uses (objective_loss.py), so a loss here equals the workflow's on the
+same batch. In TRL's SFTTrainer use `ObjectiveSFTTrainer(..., objective=loss)` (sft_trainer.py); in a
+plain Trainer the loss is a `compute_loss_func` with its callback:
 
     loss = ObjectiveLoss("gold", reward="s", floor=0.1, min_weight=0.1, sync_every=100, reference_model=sft_model)
-    trainer = SFTTrainer(model=policy, args=config, train_dataset=data, compute_loss_func=loss, callbacks=[loss.callback()])
+    trainer = Trainer(model=policy, args=arguments, train_dataset=data, compute_loss_func=loss, callbacks=[loss.callback()])
 
-The callback keeps what a loss needs beside the batch: the lagged policy pi_tilde (GOLD, PSFT's pi_old),
-copied from the policy when training starts and every `sync_every` updates, and loss truncation's
-running cut-off, both saved in every checkpoint and restored when training resumes from one. The frozen
-`reference_model` (the SFT/MLE model the run starts from) gives GOLD-p/s and iw-SFT their per-token
-rewards and ASFT its anchor; the workflow can read them from a cache instead, here they are computed
-online. The helper models read the same inputs as the policy: a forward hook on the policy hands them
-over, since a Trainer passes a loss function only the outputs and the labels.
+The callback builds what a loss needs beside the batch when training starts (helper_models.py, the
+module the workflow's trainer builds its helpers with): the lagged policy pi_tilde (GOLD, PSFT's pi_old),
+a new model holding the policy's starting weights, re-synced every `sync_every` updates, and loss
+truncation's running cut-off, both saved in every checkpoint and restored when training resumes from one.
+The frozen `reference_model` (the SFT/MLE model the run starts from, loaded separately) gives GOLD-p/s and
+iw-SFT their per-token rewards and ASFT its anchor; the workflow can read them from a cache instead, here
+they are computed online. With `compute_loss_func` the helper models read the policy's inputs through a
+forward hook on the policy, since a Trainer passes a loss function only the outputs and the labels.
 
 Settings and their defaults are those of config.schema.yaml (the task's fine-tuning block and one
 objective entry, from the loss catalog), label smoothing included: each loss's reference's own (0 for
