@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from gold_textgen.evaluation import metrics
-from gold_textgen.evaluation.final_answer import flexible_extract, strict_match, truncated_at_stop
+from gold_textgen.evaluation.final_answer import flexible_extract, strict_match
 from gold_textgen.evaluation.scoring import score_generations
+from gold_textgen.evaluation.stop_sequences import truncated_at_stop
 
 REFERENCE = "Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+24 = 72 clips altogether.\n#### 72"
 REAL_GSM8K = Path(__file__).resolve().parents[2] / "shared" / "real" / "gsm8k_train_sample" / "train_first500.jsonl"

@@ -13,7 +13,8 @@ from transformers import DataCollatorForSeq2Seq, GenerationConfig, PreTrainedMod
 from ..data.copy_vocabulary import CopyVocabulary
 from ..data.seq2seq_batches import PaddedFieldsCollator, encode_records, length_sorted_batches
 from ..models.copy_slots import copy_slots
-from .final_answer import truncated_at_stop
+from ..models.generation_settings import token_conventions, token_conventions_only
+from .stop_sequences import stopping_arguments, text_before_stop
 
 log = logging.getLogger(__name__)
 
@@ -40,23 +41,18 @@ def apply_length_settings(config: GenerationConfig, generation: dict) -> None:
     config.no_repeat_ngram_size = generation["no_repeat_ngram_size"]
 
 
-# A model's token conventions, kept from its own generation config (BART forces <s> first and </s> last,
-# as fairseq's BART does); everything else about a search comes from the experiment's config.
-TOKEN_KEYS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "forced_bos_token_id", "forced_eos_token_id")
-# The search settings a decoder may leave unset, at their neutral values: transformers' generate() fills an
-# unset (None) field from the model's generation_config.json (a hub model's: Qwen3 samples at temperature
-# 0.6, top-p 0.95, top-k 20; BART's beams stop early) and then from its own defaults (top-k 50), so
-# sampling "at temperature 1" would silently be top-k 50 sampling, or the hub's recipe. transformers
-# refuses sampling settings in a config that does not sample, so those are set for sampling decoders only.
+# The search settings a decoder may leave unset, at their neutral values. generate() fills an unset (None)
+# field from the model's generation config, which decoding sets aside (models/generation_settings.py), and
+# then from its own defaults (top-k 50), so sampling "at temperature 1" would silently be top-k 50
+# sampling. transformers refuses sampling settings in a config that does not sample, so those are set for
+# sampling decoders only.
 NEUTRAL = {"num_beams": 1, "do_sample": False, "repetition_penalty": 1.0, "num_return_sequences": 1}
 NEUTRAL_SAMPLING = {"top_k": 0, "top_p": 1.0, "temperature": 1.0, "typical_p": 1.0, "epsilon_cutoff": 0.0, "eta_cutoff": 0.0}
 
 
 def clean_generation_config(model: PreTrainedModel) -> GenerationConfig:
     """A generation config with the model's token conventions and neutral search settings, nothing else."""
-    own = model.generation_config
-    tokens = {key: getattr(own, key) for key in TOKEN_KEYS if getattr(own, key, None) is not None}
-    return GenerationConfig(**tokens, **NEUTRAL)
+    return token_conventions(model, **NEUTRAL)
 
 
 def generation_config(model: PreTrainedModel, generation: dict, decoder: dict) -> GenerationConfig:
@@ -96,7 +92,9 @@ def generate_texts(
     """Decode every record's source; outputs come back in input order whatever the batching. Batches group
     inputs of similar length (less padding) unless `group_by_length` is off (input order, for comparison).
     A copy model's placeholders come back as the source words they stand for; each output ends before the
-    first of `stop_sequences` (the task's `generation.stop_sequences`)."""
+    first of `stop_sequences` (the task's `generation.stop_sequences`, lm-eval's `until`): generation stops
+    at the token that completes one, and the text is cut there before special tokens are stripped. Only
+    `config` sets the search: the model's own generation config is set aside while it runs."""
     device = next(model.parameters()).device
     model.eval()
     torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
@@ -104,15 +102,18 @@ def generate_texts(
     copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer))
     outputs: list[str | None] = [None] * len(records)
+    stopping = stopping_arguments(tokenizer, stop_sequences)
     if group_by_length:
         batches = list(length_sorted_batches([len(example["input_ids"]) for example in encoded], batch_size))
     else:
         batches = [list(range(start, min(start + batch_size, len(encoded)))) for start in range(0, len(encoded), batch_size)]
     for batch in tqdm(batches, desc="decoding", unit="batch", mininterval=5.0):
         inputs = collate([{k: v for k, v in encoded[i].items() if k != "oov_words"} for i in batch]).to(device)
-        generated = model.generate(**inputs, generation_config=config)
-        for index, text in zip(batch, tokenizer.batch_decode(generated, skip_special_tokens=True), strict=True):
+        with token_conventions_only(model):
+            generated = model.generate(**inputs, generation_config=config, **stopping)
+        for index, ids in zip(batch, generated.tolist(), strict=True):
+            text = text_before_stop(tokenizer, ids, stop_sequences)
             if copying is not None:
                 text = copying.restore(text, encoded[index]["oov_words"])
-            outputs[index] = truncated_at_stop(text, stop_sequences).strip()
+            outputs[index] = text.strip()
     return outputs  # type: ignore[return-value]

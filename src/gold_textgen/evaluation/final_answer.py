@@ -16,7 +16,6 @@ after the decimal point do not count (`1,000` = `1000`, `$5.50` = `5.5`, `72.` =
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 
 ANSWER_MARK = "####"
@@ -87,9 +86,3 @@ def strict_match(hypothesis: str, reference: str) -> bool:
 def flexible_extract(hypothesis: str, reference: str) -> bool:
     """lm-eval's `exact_match,flexible-extract`: the output's last number."""
     return lm_eval_normalised(lm_eval_extract(hypothesis, FLEXIBLE_EXTRACT, -1)) == lm_eval_normalised(reference)
-
-
-def truncated_at_stop(text: str, stop_sequences: Sequence[str]) -> str:
-    """`text` up to the first occurrence of any stop sequence (lm-eval's `until`), unchanged without one."""
-    cut = min((index for stop in stop_sequences if (index := text.find(stop)) >= 0), default=len(text))
-    return text[:cut]

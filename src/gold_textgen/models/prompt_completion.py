@@ -30,6 +30,7 @@ from transformers import (
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from .decoder_inputs import ShiftedLabels
+from .generation_settings import token_conventions_only
 
 
 class PromptCompletionConfig(PretrainedConfig):
@@ -128,7 +129,8 @@ class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):
         config.bos_token_id = None
         config.forced_eos_token_id = None
         prompt, prompt_mask = left_aligned(input_ids, attention_mask, self.config.pad_token_id)
-        generated = self.language_model.generate(input_ids=prompt, attention_mask=prompt_mask, generation_config=config, **kwargs)
+        with token_conventions_only(self.language_model):  # nothing of a hub model's own search settings
+            generated = self.language_model.generate(input_ids=prompt, attention_mask=prompt_mask, generation_config=config, **kwargs)
         new_tokens = generated[:, prompt.shape[1] :]
         start = new_tokens.new_full((new_tokens.shape[0], 1), self.config.decoder_start_token_id)
         return torch.cat([start, new_tokens], dim=1)

@@ -30,7 +30,7 @@ from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
 from ..evaluation import metrics
 from ..evaluation.decoding import apply_length_settings, clean_generation_config
-from ..evaluation.final_answer import truncated_at_stop
+from ..evaluation.stop_sequences import text_before_stop
 from ..models.copy_slots import copy_slots
 from ..models.position_limit import check_position_limit
 from ..models.transformer import count_parameters
@@ -161,12 +161,13 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring:
     before the first stop sequence, as the evaluation's do."""
     copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
 
-    def decode(ids: np.ndarray) -> list[str]:
-        texts = tokenizer.batch_decode(np.where(ids < 0, tokenizer.pad_token_id, ids), skip_special_tokens=True)
+    def decode(ids: np.ndarray, stops=()) -> list[str]:
+        rows = np.where(ids < 0, tokenizer.pad_token_id, ids).tolist()
+        texts = [text_before_stop(tokenizer, row, stops) for row in rows]
         return texts if copying is None else [copying.restore(text, None) for text in texts]
 
     def compute(prediction) -> dict[str, float]:
-        hypotheses = [truncated_at_stop(text, stop_sequences) for text in decode(prediction.predictions)]
+        hypotheses = decode(prediction.predictions, stop_sequences)
         references = decode(prediction.label_ids)
         return {metric: metrics.task_metric(metric, hypotheses, references, scoring)}
 
