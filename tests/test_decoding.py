@@ -8,6 +8,7 @@ from settings import TINY_MODEL
 
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
+from gold_textgen.models.prompt_completion import build_causal_model
 from gold_textgen.models.transformer import build_scratch_model
 
 WORDS = [f"w{i}" for i in range(30)]
@@ -100,6 +101,38 @@ def hub_like(model, **settings):
     for key, value in settings.items():
         setattr(model.generation_config, key, value)
     return model
+
+
+# Every other search setting a hub's generation_config.json can carry, at a value that would change the output.
+HUB_SETTINGS = dict(
+    min_p=0.3, typical_p=0.5, epsilon_cutoff=0.05, eta_cutoff=0.05, repetition_penalty=1.5, encoder_repetition_penalty=1.5,
+    no_repeat_ngram_size=1, renormalize_logits=True, suppress_tokens=[5, 6, 7],
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("family", ["seq2seq", "causal"])
+def test_no_search_setting_of_a_hub_generation_config_reaches_a_decoder(tokenizer, family):
+    """min_p, typical_p, the cutoffs, the penalties, suppressed tokens, ...: whatever a model's own
+    generation config (and, for a causal LM, the wrapped language model's) sets, a decoder searches with
+    the experiment's settings alone."""
+    torch.manual_seed(0)
+    if family == "seq2seq":
+        plain = build_scratch_model(TINY_MODEL, tokenizer)
+        hub = build_scratch_model(TINY_MODEL, tokenizer)
+    else:
+        sizes = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
+        plain, hub = build_causal_model(sizes, tokenizer), build_causal_model(sizes, tokenizer)
+        hub_like(hub.language_model, do_sample=True, temperature=0.6, top_k=20, **HUB_SETTINGS)
+    hub.load_state_dict(plain.state_dict())
+    hub_like(hub, **HUB_SETTINGS)
+    records = as_records(["w1 w2 w3", "w4 w5 w6 w7", "w8"])
+    for decoder in ({"do_sample": True}, {"do_sample": True, "top_k": 5}, {"num_beams": 1}, {"num_beams": 3}):
+        outputs = [
+            generate_texts(model, tokenizer, records, generation_config(model, GENERATION, decoder), 2, 8, sample_seed=1)
+            for model in (plain, hub)
+        ]
+        assert outputs[0] == outputs[1], decoder
+    assert hub.generation_config.min_p == 0.3  # the model's own config is back after decoding
 
 
 def test_a_hub_generation_config_never_changes_a_decoder(tokenizer):

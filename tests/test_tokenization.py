@@ -28,3 +28,45 @@ def test_unknown_words_map_to_unk():
 def test_unknown_kind():
     with pytest.raises(ValueError, match="unknown tokenizer kind"):
         train_tokenizer(TEXTS, kind="sentencepiece")
+
+
+def test_the_collators_pad_right_whatever_the_tokenizer_object_says_and_fall_back_to_eos(caplog):
+    """A tokenizer object left padding on the left (as Llama-family tokenizers do), handed to the project's
+    collator: labels and the cached rewards of each row stay aligned from the left; the caller's object is
+    not changed. A tokenizer without a pad token pads with EOS, and says so."""
+    import logging
+
+    import torch
+    from transformers import DataCollatorForSeq2Seq
+
+    from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator
+
+    tokenizer = train_tokenizer(["a b c d e f"])
+    tokenizer.padding_side = "left"
+    rows = [
+        {"input_ids": [4, 5, 2], "labels": [6, 7, 8, 2], "reward_logprobs": [-0.1, -0.2, -0.3, -0.4]},
+        {"input_ids": [4, 2], "labels": [6, 2], "reward_logprobs": [-0.5, -0.6]},
+    ]
+    with caplog.at_level(logging.INFO):
+        batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer), label_fields=("reward_logprobs",))([dict(r) for r in rows])
+    assert tokenizer.padding_side == "left"  # the caller's object as it was
+    assert batch["labels"][1].tolist() == [6, 2, -100, -100]
+    assert torch.equal(batch["reward_logprobs"][1], torch.tensor([-0.5, -0.6, 0.0, 0.0]))
+    assert batch["input_ids"][1].tolist() == [4, 2, tokenizer.pad_token_id]
+    assert "pads on the left" in caplog.text
+
+    no_pad = train_tokenizer(["a b c d e f"])
+    no_pad.pad_token = None
+    assert no_pad.pad_token is None
+    with caplog.at_level(logging.INFO):
+        batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(no_pad))([{"input_ids": [4, 5, 2]}, {"input_ids": [4, 2]}])
+    assert batch["input_ids"][1].tolist() == [4, 2, no_pad.eos_token_id]
+    assert "no pad token: padding with its EOS token" in caplog.text
+
+
+def test_a_saved_tokenizer_without_a_pad_token_loads_padding_with_eos(tmp_path):
+    tokenizer = train_tokenizer(["a b c"])
+    tokenizer.pad_token = None
+    tokenizer.save_pretrained(tmp_path)
+    loaded = load_tokenizer(tmp_path)
+    assert loaded.pad_token == loaded.eos_token == "</s>" and loaded.padding_side == "right"

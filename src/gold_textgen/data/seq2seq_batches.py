@@ -17,6 +17,7 @@ from transformers import PreTrainedTokenizerBase
 from ..models.copy_slots import copy_slots
 from .copy_vocabulary import CopyVocabulary
 from .token_features import FEATURE_COLUMNS, feature_ids
+from .tokenization import padding_right
 
 
 def encode_records(
@@ -117,9 +118,11 @@ OOV_WORDS = "oov_words"  # per example, the source words its copy placeholders s
 class PaddedFieldsCollator:
     """Wraps a seq2seq collator: pads the per-token fields it does not know (token features, aligned with
     input_ids; cached rewards, aligned with labels) to their batch width with 0, and hands the copy models'
-    `oov_words` on as a list per example."""
+    `oov_words` on as a list per example. Every row is padded on the right, whatever the tokenizer object
+    says (the extra fields are aligned from the left); a tokenizer without a pad token pads with EOS."""
 
     def __init__(self, base, source_fields: Sequence[str] = tuple(FEATURE_COLUMNS.values()), label_fields: Sequence[str] = ()):
+        base.tokenizer = padding_right(base.tokenizer)
         self.base = base
         self.fields = {**dict.fromkeys(source_fields, "input_ids"), **dict.fromkeys(label_fields, "labels")}
 

@@ -8,6 +8,8 @@ Every encoded sequence ends with `</s>`; there is no leading `<s>` in the text: 
 
 from __future__ import annotations
 
+import copy
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedToken
 
 from ..models.copy_slots import placeholders
 
+log = logging.getLogger(__name__)
 SPECIAL_TOKENS = {"bos_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}
 # Fixed ids 0..3 in BART's order, so a config built from scratch matches BART's conventions.
 SPECIAL_ORDER = ["<s>", "<pad>", "</s>", "<unk>"]
@@ -90,6 +93,23 @@ def load_tokenizer(path: str | Path, revision: str | None = None) -> PreTrainedT
     batches of training, token NLL and the reward cache align labels and rewards from the left; a causal
     model's prompts are moved to the right end for generation wherever they were padded
     (models/prompt_completion.py)."""
-    tokenizer = AutoTokenizer.from_pretrained(str(path), revision=revision, trust_remote_code=False)
-    tokenizer.padding_side = "right"
+    return padding_right(AutoTokenizer.from_pretrained(str(path), revision=revision, trust_remote_code=False))
+
+
+def padding_right(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
+    """`tokenizer` if it pads on the right with a pad token of its own; otherwise a copy that does (the
+    caller's object is left as it is), with EOS as the pad token where it has none (Llama- and
+    Qwen-family base tokenizers). The project's collators align labels, cached rewards and token features
+    from the left of each row, so a left-padding tokenizer object would shift them against each other."""
+    if tokenizer.padding_side == "right" and tokenizer.pad_token is not None:
+        return tokenizer
+    tokenizer = copy.deepcopy(tokenizer)
+    if tokenizer.padding_side != "right":
+        log.info("the tokenizer pads on the %s: batches are padded on the right", tokenizer.padding_side)
+        tokenizer.padding_side = "right"
+    if tokenizer.pad_token is None:
+        if tokenizer.eos_token is None:
+            raise ValueError("the tokenizer has neither a pad token nor an EOS token: set tokenizer.pad_token")
+        log.info("the tokenizer has no pad token: padding with its EOS token %r", tokenizer.eos_token)
+        tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
