@@ -5,10 +5,14 @@ continued, the same code on every model family), and configs/causal.yaml
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, job_counts, run_snakemake
+from safetensors import safe_open
 
 pytestmark = pytest.mark.workflow
 TEST_SIZED = {
@@ -48,6 +52,31 @@ def test_the_causal_demo_runs_through_the_workflow(tmp_path):
     assert len(generations) == 30  # one completion per test prompt, the prompt left out
     for figure in FIGURES:
         assert (tmp_path / f"results/causal_demo/figures/demo/{figure}.png").stat().st_size > 0
+
+
+def test_gold_s_with_lora_adapters_runs_through_the_workflow(tmp_path):
+    """`model.lora`: SFT trains an adapter over the frozen base, GOLD-s (online rewards) reads pi_tilde and
+    the frozen SFT model as two more adapters of that base, and the saved model holds the policy's adapter
+    alone and decodes."""
+    overlay = copy.deepcopy(TEST_SIZED)
+    demo = overlay["tasks"]["demo"]
+    demo["model"]["lora"] = {"r": 4}
+    demo["fine_tune"]["rewards"] = "online"
+    (tmp_path / "lora.yaml").write_text(yaml.safe_dump(overlay))
+    target = "results/causal_demo/generations/demo/gold_s/seed1/test/greedy/sample0.jsonl"
+    run_snakemake(tmp_path, "--cores", "2", target, "--configfile", str(REPO / "configs" / "causal_demo.yaml"), str(tmp_path / "lora.yaml"))
+
+    model_dir = tmp_path / "results/causal_demo/models/demo/gold_s/seed1"
+    assert json.loads((model_dir / "config.json").read_text())["lora"] == {
+        "r": 4,
+        "alpha": 16,
+        "dropout": 0.0,
+        "target_modules": "all-linear",
+    }
+    keys = set(safe_open(str(model_dir / "model.safetensors"), "pt").keys())
+    assert any(".lora_A.default." in key for key in keys)
+    assert not any(".lagged_policy." in key or ".frozen_start." in key for key in keys)  # the helpers' adapters stay out
+    assert len((tmp_path / target).read_text().splitlines()) == 30
 
 
 def test_the_gsm8k_experiment_plans_sft_gold_dft_and_the_control_on_three_seeds(tmp_path):

@@ -98,10 +98,10 @@ def snapshot(model: torch.nn.Module) -> dict:
 
 class Watch(TrainerCallback):
     """After each update (and pi_tilde's sync): the logits on the probe of pi_tilde, of the frozen model,
-    and of the policy's weights loaded into a separate model."""
+    and of the policy's weights in a model built apart from it (`rebuilt(policy)`)."""
 
-    def __init__(self, loss: ObjectiveLoss, probe: dict):
-        self.loss, self.probe, self.seen = loss, probe, {}
+    def __init__(self, loss: ObjectiveLoss, probe: dict, rebuilt=lambda model: loaded(model.config, snapshot(model))):
+        self.loss, self.probe, self.rebuilt, self.seen = loss, probe, rebuilt, {}
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         helpers = self.loss.helpers
@@ -109,7 +109,7 @@ class Watch(TrainerCallback):
             self.seen[state.global_step] = {
                 "lagged": helpers.lagged(**self.probe).logits,
                 "frozen": helpers.frozen(**self.probe).logits,
-                "policy": loaded(model.config, snapshot(model))(**self.probe).logits,
+                "policy": self.rebuilt(model)(**self.probe).logits,
             }
 
 

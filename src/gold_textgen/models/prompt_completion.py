@@ -31,15 +31,18 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from .decoder_inputs import ShiftedLabels
 from .generation_settings import token_conventions_only
+from .lora import with_lora
 
 
 class PromptCompletionConfig(PretrainedConfig):
     model_type = "prompt_completion_lm"
 
-    def __init__(self, language_model: dict | PretrainedConfig | None = None, **kwargs):
+    def __init__(self, language_model: dict | PretrainedConfig | None = None, lora: dict | None = None, **kwargs):
+        """`lora`: the config's `model.lora` block (the language model trains a LoRA adapter), or None."""
         if isinstance(language_model, dict):
             language_model = AutoConfig.for_model(**language_model)
         self.language_model = language_model
+        self.lora = lora
         super().__init__(**kwargs)
 
 
@@ -65,6 +68,17 @@ class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):
         super().__init__(config)
         self.language_model = language_model if language_model is not None else AutoModelForCausalLM.from_config(config.language_model)
         self.post_init()
+        if config.lora:  # after post_init, which ties the language model's weights by their unwrapped names
+            self.language_model = with_lora(self.language_model, config.lora)
+            # the tied pairs (embeddings and output layer) by the names they have inside the adapter's wrapper
+            inner = self.language_model.get_base_model()
+            prefix = "language_model.base_model.model."
+            self.all_tied_weights_keys = {prefix + target: prefix + source for target, source in inner.all_tied_weights_keys.items()}
+
+    def tie_weights(self, missing_keys: set[str] | None = None, recompute_mapping: bool = True):
+        # With an adapter, transformers would recompute the tied pairs by the names of the language model's
+        # own modules, which the adapter's wrapper moved: tie by the mapping kept in __init__.
+        super().tie_weights(missing_keys, recompute_mapping=recompute_mapping and not self.config.lora)
 
     def get_input_embeddings(self) -> torch.nn.Module:
         return self.language_model.get_input_embeddings()
@@ -89,18 +103,22 @@ class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):
         attention_mask: torch.Tensor | None = None,
         decoder_input_ids: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        adapter_names: list[str] | None = None,
         **unused,
     ) -> Seq2SeqLMOutput:
         """Teacher-forced logits [B, T, V] of each completion token given the prompt and the tokens before
         it (`decoder_input_ids`: the start token, then the completion so far, as a seq2seq decoder reads
-        them); with `labels`, the token-mean NLL as `loss`."""
+        them); with `labels`, the token-mean NLL as `loss`. `adapter_names` (a LoRA model in eval mode): the
+        adapter each example runs with (peft's mixed-batch inference), instead of the active one."""
         if decoder_input_ids is None:
             if labels is None:
                 raise ValueError("forward needs decoder_input_ids or labels")
             decoder_input_ids = self.shift_right(labels)
         prompt_width, steps = input_ids.shape[1], decoder_input_ids.shape[1]
         # The start token stands for "the prompt has ended": its logits are those of the last prompt position.
-        outputs = self.language_model(**self.causal_inputs(input_ids, attention_mask, decoder_input_ids[:, 1:]), use_cache=False)
+        adapters = {} if adapter_names is None else {"adapter_names": adapter_names}
+        inputs = self.causal_inputs(input_ids, attention_mask, decoder_input_ids[:, 1:])
+        outputs = self.language_model(**inputs, use_cache=False, **adapters)
         logits = outputs.logits[:, prompt_width - 1 : prompt_width - 1 + steps]
         loss = None
         if labels is not None:
@@ -140,8 +158,11 @@ AutoConfig.register(PromptCompletionConfig.model_type, PromptCompletionConfig)
 AutoModelForSeq2SeqLM.register(PromptCompletionConfig, PromptCompletionLM)
 
 
-def wrap_language_model(language_model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> PromptCompletionLM:
-    """A causal LM (built or loaded) in the seq2seq contract, with the tokenizer's special tokens."""
+def wrap_language_model(
+    language_model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, lora: dict | None = None
+) -> PromptCompletionLM:
+    """A causal LM (built or loaded) in the seq2seq contract, with the tokenizer's special tokens; with
+    `lora` (the config's `model.lora`), a LoRA adapter over its frozen weights."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
     config = PromptCompletionConfig(
@@ -151,6 +172,7 @@ def wrap_language_model(language_model: PreTrainedModel, tokenizer: PreTrainedTo
         eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=start,
         tie_word_embeddings=False,  # the language model ties its own
+        lora=lora,
     )
     return PromptCompletionLM(config, language_model)
 
@@ -173,10 +195,12 @@ def build_causal_model(model_config: dict, tokenizer: PreTrainedTokenizerBase) -
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
     )
-    return wrap_language_model(AutoModelForCausalLM.from_config(language_model), tokenizer)
+    return wrap_language_model(AutoModelForCausalLM.from_config(language_model), tokenizer, model_config.get("lora"))
 
 
-def load_pretrained_causal_model(name_or_path: str, tokenizer: PreTrainedTokenizerBase, revision: str | None = None) -> PromptCompletionLM:
+def load_pretrained_causal_model(
+    name_or_path: str, tokenizer: PreTrainedTokenizerBase, revision: str | None = None, lora: dict | None = None
+) -> PromptCompletionLM:
     """A pretrained causal LM from a hub name or a local directory (safetensors; no remote code)."""
     language_model = AutoModelForCausalLM.from_pretrained(name_or_path, revision=revision, trust_remote_code=False, use_safetensors=True)
-    return wrap_language_model(language_model, tokenizer)
+    return wrap_language_model(language_model, tokenizer, lora)

@@ -123,7 +123,7 @@ def initial_model(model_config: dict, tokenizer: PreTrainedTokenizerBase, featur
     if is_causal(model_config):
         if model_config["kind"] == "scratch":
             return build_causal_model(model_config, tokenizer)
-        return load_pretrained_causal_model(model_config["name_or_path"], tokenizer, model_config.get("revision"))
+        return load_pretrained_causal_model(model_config["name_or_path"], tokenizer, model_config.get("revision"), model_config.get("lora"))
     if model_config["kind"] == "scratch":
         return build_scratch_model(model_config, tokenizer)
     return load_pretrained_model(model_config["name_or_path"], model_config.get("revision"))

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
-from transformers import PreTrainedModel, TrainerCallback
+from transformers import TrainerCallback
 
 log = logging.getLogger(__name__)
 LAGGED_POLICY_FILE = "lagged_policy.safetensors"
 TRUNCATION_STATE_FILE = "loss_truncation.json"
 BASELINE_STATE_FILE = "reward_baseline.json"
+FROZEN_ADAPTER_FILE = "frozen_adapter.safetensors"
 
 
 class StateInCheckpoints(TrainerCallback):
@@ -40,7 +41,40 @@ class StateInCheckpoints(TrainerCallback):
         self.state.load_state_dict(json.loads(path.read_text()))
 
 
-class LaggedPolicySync(TrainerCallback):
+class WeightsInCheckpoints(TrainerCallback):
+    """Keeps a helper model's weights in every checkpoint (safetensors), for a resumed run to load them.
+    `model` is a module or anything with state_dict() and load_state_dict(state, strict) (a LoRA adapter
+    helper, training/helper_models.py)."""
+
+    def __init__(self, model, file_name: str):
+        self.model = model
+        self.file_name = file_name
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            folder.mkdir(parents=True, exist_ok=True)
+            tensors = {k: v.detach().cpu().contiguous() for k, v in self.model.state_dict().items()}
+            save_file(_untied(tensors), str(folder / self.file_name))
+
+    def restore(self, checkpoint: str | Path) -> None:
+        """Load the weights from a checkpoint, strictly: only the tied copies that `_untied` left out of the
+        file may be missing, and they are checked by name."""
+        path = Path(checkpoint) / self.file_name
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: cannot resume with the same {self.file_name.split('.')[0]}")
+        state = self.model.state_dict()
+        tied = set(state) - set(_untied(state))
+        result = self.model.load_state_dict(load_file(str(path)), strict=False)
+        unexpected, untied_missing = result.unexpected_keys, sorted(set(result.missing_keys) - tied)
+        if unexpected or untied_missing:
+            raise ValueError(
+                f"{path} does not match the model: missing {untied_missing or 'nothing'}, unexpected {unexpected or 'nothing'}"
+            )
+        log.info("restored %s from %s", self.file_name.split(".")[0], path)
+
+
+class LaggedPolicySync(WeightsInCheckpoints):
     """Copies the policy into pi_tilde every `every` optimizer updates (and, with `each_epoch`, when an epoch
     ends), and keeps pi_tilde in checkpoints.
 
@@ -48,12 +82,16 @@ class LaggedPolicySync(TrainerCallback):
     was after update k. On resume, pi_tilde is loaded from the checkpoint it was saved with.
     """
 
-    def __init__(self, lagged_model: PreTrainedModel, every: int, each_epoch: bool = False):
-        self.lagged_model = lagged_model
+    def __init__(self, lagged_model, every: int, each_epoch: bool = False):
+        super().__init__(lagged_model, LAGGED_POLICY_FILE)
         self.every = every
         self.each_epoch = each_epoch
         self.sync_steps: list[int] = []
         self.epochs_done = 0
+
+    @property
+    def lagged_model(self):
+        return self.model
 
     def on_train_begin(self, args, state, control, **kwargs):
         self.epochs_done = math.floor(state.epoch or 0)  # a resumed run counts from its checkpoint's epoch
@@ -64,32 +102,12 @@ class LaggedPolicySync(TrainerCallback):
         epoch_ended = self.each_epoch and math.floor(state.epoch) > self.epochs_done
         self.epochs_done = math.floor(state.epoch)
         if state.global_step % self.every == 0 or epoch_ended:
-            source = model.module if hasattr(model, "module") else model
-            self.lagged_model.load_state_dict(source.state_dict())
+            if hasattr(self.model, "copy_from_policy"):  # a LoRA adapter beside the policy's: its weights only
+                self.model.copy_from_policy()
+            else:
+                source = model.module if hasattr(model, "module") else model
+                self.model.load_state_dict(source.state_dict())
             self.sync_steps.append(state.global_step)
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.is_world_process_zero:
-            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
-            folder.mkdir(parents=True, exist_ok=True)
-            tensors = {k: v.detach().cpu().contiguous() for k, v in self.lagged_model.state_dict().items()}
-            save_file(_untied(tensors), str(folder / LAGGED_POLICY_FILE))
-
-    def restore(self, checkpoint: str | Path) -> None:
-        """Load pi_tilde from a checkpoint, strictly: only the tied copies that `_untied` left out of the
-        file may be missing, and they are checked by name."""
-        path = Path(checkpoint) / LAGGED_POLICY_FILE
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: cannot resume GOLD training with the same pi_tilde")
-        state = self.lagged_model.state_dict()
-        tied = set(state) - set(_untied(state))
-        result = self.lagged_model.load_state_dict(load_file(str(path)), strict=False)
-        unexpected, untied_missing = result.unexpected_keys, sorted(set(result.missing_keys) - tied)
-        if unexpected or untied_missing:
-            raise ValueError(
-                f"{path} does not match the model: missing {untied_missing or 'nothing'}, unexpected {unexpected or 'nothing'}"
-            )
-        log.info("restored pi_tilde from %s", path)
 
 
 def _untied(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

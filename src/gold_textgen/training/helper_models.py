@@ -12,26 +12,37 @@ of a live model: another library may have patched that object. TRL's `SFTTrainer
 `forward` on the policy (its fused LM head) that closes over the original object, a copy keeps it, and the
 copy's forward then runs the policy's weights: pi_tilde and the "frozen" model would follow the policy
 (every lagged objective silently becoming its no-lag variant). PEFT wrappers and `torch.compile` patch
-objects the same way. A new kind of helper is a field here, its construction in `build` and its forward
-pass in `fill`.
+objects the same way. A policy that trains a LoRA adapter (peft) gets its helpers as two more adapters of
+its own module (`AdapterHelper`): one copy of the base weights in memory. A new kind of helper is a field
+here, its construction in `build` and its forward pass in `fill`.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 from transformers import PreTrainedModel, TrainerCallback
 from transformers.initialization import no_init_weights
 
+from ..models.lora import peft_model_in
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from ..workflow.objective_catalog import NEEDS
-from .checkpoint_state import BASELINE_STATE_FILE, TRUNCATION_STATE_FILE, LaggedPolicySync, StateInCheckpoints
+from .checkpoint_state import (
+    BASELINE_STATE_FILE,
+    FROZEN_ADAPTER_FILE,
+    TRUNCATION_STATE_FILE,
+    LaggedPolicySync,
+    StateInCheckpoints,
+    WeightsInCheckpoints,
+)
+from .dropout_state import without_dropout
 from .objective_settings import ObjectiveSettings
 
 log = logging.getLogger(__name__)
@@ -78,6 +89,63 @@ def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
     return model_from_weights(model)
 
 
+class AdapterHelper:
+    """A helper model that is one more LoRA adapter of the policy's own module: the base weights are the
+    policy's (one copy in memory), the adapter named `name` holds the helper's own low-rank weights, a copy
+    of the policy's adapter when it is made. Its forward pass runs the policy's module with this adapter
+    alone, in eval mode and without gradients (peft's mixed-batch inference, `adapter_names`); the policy's
+    active adapter, and what trains, are unchanged. The adapter is left out of the model the run saves."""
+
+    def __init__(self, policy: torch.nn.Module, name: str):
+        self.policy = getattr(policy, "module", policy)  # a DDP wrapper holds the model in .module
+        peft = peft_model_in(self.policy)
+        self.source, self.name = peft.active_adapter, name
+        peft.add_adapter(name, copy.deepcopy(peft.peft_config[self.source]))
+        for tensor in self.parameters():
+            tensor.requires_grad_(False)
+        self.copy_from_policy()
+        if isinstance(self.policy, PreTrainedModel):  # save_pretrained drops these keys
+            own = {full for full, _ in self._named(name)}
+            self.policy._keys_to_ignore_on_save = set(self.policy._keys_to_ignore_on_save or ()) | own
+
+    def _named(self, adapter: str) -> list[tuple[str, torch.nn.Parameter]]:
+        marker = re.compile(rf"\.{re.escape(adapter)}(?=\.|$)")
+        return [(name, tensor) for name, tensor in self.policy.named_parameters() if marker.search(name)]
+
+    def tensors(self, adapter: str) -> dict[str, torch.nn.Parameter]:
+        """`adapter`'s weights by their names without the adapter's (the same keys for every adapter)."""
+        marker = re.compile(rf"\.{re.escape(adapter)}(?=\.|$)")
+        return {marker.sub("", name): tensor for name, tensor in self._named(adapter)}
+
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        return iter(self.tensors(self.name).values())
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return dict(self.tensors(self.name))
+
+    def load_state_dict(self, state: dict[str, torch.Tensor], strict: bool = True):
+        own = self.tensors(self.name)
+        missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own))
+        if strict and (missing or unexpected):
+            raise ValueError(f"adapter weights do not match: missing {missing or 'nothing'}, unexpected {unexpected or 'nothing'}")
+        with torch.no_grad():
+            for key in set(own) & set(state):
+                own[key].copy_(state[key])
+        return torch.nn.modules.module._IncompatibleKeys(missing, unexpected)
+
+    def copy_from_policy(self) -> None:
+        """This adapter's weights := the policy's adapter's (pi_tilde's sync)."""
+        self.load_state_dict(self.tensors(self.source))
+
+    def to(self, device) -> AdapterHelper:  # it lives in the policy's module, on its device
+        return self
+
+    def __call__(self, **inputs):
+        rows = next(value for value in inputs.values() if torch.is_tensor(value)).shape[0]
+        with torch.no_grad(), without_dropout(self.policy):  # peft runs a named adapter in eval mode only
+            return self.policy(**inputs, adapter_names=[self.name] * rows)
+
+
 def shares_storage(a: torch.nn.Module, b: torch.nn.Module) -> bool:
     storages = {p.untyped_storage().data_ptr() for p in a.parameters()}
     return any(p.untyped_storage().data_ptr() in storages for p in b.parameters())
@@ -94,7 +162,7 @@ class HelperModels:
     frozen: PreTrainedModel | None = None
     truncation: LossTruncation | None = None
     sampling: object | None = None  # OnPolicySampling: the workflow's REINFORCE updates
-    callbacks: list[TrainerCallback] = field(default_factory=list)
+    callbacks: list[TrainerCallback] = field(default_factory=list, init=False)
 
     def __post_init__(self):
         settings = self.settings
@@ -104,9 +172,11 @@ class HelperModels:
         if missing:
             wanted = "; ".join(NEEDS[need] for need in missing)
             raise ValueError(f"loss {settings.loss} needs {wanted}: pass {', '.join(HELPER_ARGUMENTS[need] for need in missing)}")
-        if self.lagged is not None and not self.callbacks:
+        if self.lagged is not None:
             self.callbacks.append(LaggedPolicySync(self.lagged, settings.sync_every, bool(settings.sync_each_epoch)))
-        if self.truncation is not None and not any(isinstance(c, StateInCheckpoints) for c in self.callbacks):
+        if isinstance(self.frozen, AdapterHelper):  # the starting adapter: a resumed policy no longer holds it
+            self.callbacks.append(WeightsInCheckpoints(self.frozen, FROZEN_ADAPTER_FILE))
+        if self.truncation is not None:
             self.callbacks.append(StateInCheckpoints(self.truncation, TRUNCATION_STATE_FILE))
         if self.sampling is not None:
             self.callbacks.append(StateInCheckpoints(self.sampling.baseline, BASELINE_STATE_FILE))
@@ -116,13 +186,19 @@ class HelperModels:
         cls, settings: ObjectiveSettings, start: PreTrainedModel, frozen: PreTrainedModel | None = None, sampling=None
     ) -> HelperModels:
         """The helpers `settings.loss` needs for a run that starts from `start` (pi_tilde's first weights);
-        the frozen model is `frozen` (rebuilt from its weights if its forward was patched) or `start`'s weights."""
-        lagged = model_from_weights(start) if settings.uses_lagged_policy else None
+        the frozen model is `frozen` (rebuilt from its weights if its forward was patched) or `start`'s weights.
+        A `start` that trains a LoRA adapter gets them as adapters of its own module (`AdapterHelper`)."""
+        adapters = peft_model_in(start) is not None
+
+        def helper(name: str):
+            return AdapterHelper(start, name) if adapters else model_from_weights(start)
+
+        lagged = helper("lagged_policy") if settings.uses_lagged_policy else None
         wants_frozen = (settings.uses_rewards and settings.rewards == "online") or settings.uses_anchor
         if not wants_frozen:
             frozen = None
         elif frozen is None:
-            frozen = model_from_weights(start)
+            frozen = helper("frozen_start")
         else:
             frozen = frozen_model(frozen, start)
         truncation = None

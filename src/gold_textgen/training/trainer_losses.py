@@ -11,8 +11,9 @@ The callback builds what a loss needs beside the batch when training starts (hel
 module the workflow's trainer builds its helpers with): the lagged policy pi_tilde (GOLD, PSFT's pi_old),
 a new model holding the policy's starting weights, re-synced every `sync_every` updates, and loss
 truncation's running cut-off, both saved in every checkpoint and restored when training resumes from one.
-The frozen `reference_model` (the SFT/MLE model the run starts from, loaded separately) gives GOLD-p/s and
-iw-SFT their per-token rewards and ASFT its anchor; the workflow can read them from a cache instead, here
+The frozen `reference_model` (the SFT/MLE model the run starts from, loaded separately; for a policy that
+trains a LoRA adapter, by default its starting adapter) gives GOLD-p/s and iw-SFT their per-token rewards
+and ASFT its anchor; the workflow can read them from a cache instead, here
 they are computed online. With `compute_loss_func` the helper models read the policy's inputs through a
 forward hook on the policy, since a Trainer passes a loss function only the outputs and the labels.
 
@@ -32,6 +33,7 @@ from pathlib import Path
 import torch
 from transformers import PreTrainedModel, TrainerCallback
 
+from ..models.lora import peft_model_in
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .dropout_state import forward_without_dropout
@@ -52,8 +54,6 @@ class ObjectiveLoss:
             raise ValueError(f"the loss '{loss}' samples from the policy during training: run it through the workflow")
         if self.settings.rewards != "online":
             raise ValueError("outside the workflow the rewards come from reference_model every step: rewards must be 'online'")
-        if (self.settings.uses_rewards or self.settings.uses_anchor) and reference_model is None:
-            raise ValueError(f"the loss '{loss}' reads the frozen model fine-tuning starts from: pass reference_model")
         # rebuilt from its weights if its forward was patched (a copy of a model an SFTTrainer trained)
         self.reference_model = frozen_model(reference_model) if reference_model is not None else None
         self.helpers: HelperModels | None = None  # built from the policy's weights when training starts
@@ -68,8 +68,15 @@ class ObjectiveLoss:
 
     def start(self, policy: PreTrainedModel) -> HelperModels:
         """The helpers of a run whose policy starts from `policy`'s weights: pi_tilde a new model holding
-        them, the frozen model `reference_model`."""
-        self.helpers = HelperModels.build(self.settings, policy, frozen=self.reference_model)
+        them, the frozen model `reference_model`; for a policy that trains a LoRA adapter, two more adapters
+        of its module (pi_tilde, and the starting adapter as the frozen model unless `reference_model`)."""
+        settings = self.settings
+        if (settings.uses_rewards or settings.uses_anchor) and self.reference_model is None and peft_model_in(policy) is None:
+            raise ValueError(
+                f"the loss '{settings.loss}' reads the frozen model fine-tuning starts from: pass reference_model "
+                "(or train a LoRA adapter, whose starting adapter is then the frozen model)"
+            )
+        self.helpers = HelperModels.build(settings, policy, frozen=self.reference_model)
         return self.helpers
 
     def attach(self, model: torch.nn.Module) -> None:
@@ -103,7 +110,8 @@ class ObjectiveLoss:
                 raise RuntimeError(f"the loss '{self.settings.loss}' keeps helpers: pass loss.callback() in the Trainer's callbacks")
             if inputs is None:
                 raise RuntimeError("the loss has not seen the policy's inputs: pass loss.callback() in the Trainer's callbacks")
-            model_inputs = {key: value for key, value in inputs.items() if key not in ("labels", "num_items_in_batch")}
+            # the policy's inputs (a LoRA helper's forward through the policy's module passes its adapter too)
+            model_inputs = {key: value for key, value in inputs.items() if key not in ("labels", "num_items_in_batch", "adapter_names")}
             with self.helper_context():
                 self.helpers.fill(batch, model_inputs, labels, aligned=lambda helper_logits: self.aligned(helper_logits)[0])
         terms = objective_terms(batch, labels, self.settings, self.helpers)

@@ -37,6 +37,16 @@ def check_setting_relations(config: dict) -> None:
         _check_output_lengths(config, name, task)
         _check_schedules(name, task)
         _check_positions(name, task)
+        _check_adapters(name, task)
+
+
+def _check_adapters(name: str, task: dict) -> None:
+    """LoRA adapters are offered for decoder-only models (peft's causal-LM wrapper)."""
+    if task["model"].get("lora") and not is_causal(task["model"]):
+        raise ConfigError(
+            f"config key tasks.{name}.model.lora: LoRA adapters train decoder-only models only (model.architecture: causal), "
+            f"not {task['model']['architecture']}"
+        )
 
 
 def _check_split_files(name: str, source: dict) -> None:
