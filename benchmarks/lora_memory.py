@@ -11,6 +11,7 @@ the model was built.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import resource
 import subprocess
@@ -59,13 +60,15 @@ def peak_bytes(baseline_kb: int) -> int:
 def measure(config: dict, task_name: str, lora_rank: int | None, batch_size: int) -> dict:
     """One variant in this process: build, take two GOLD-s updates, report its memory."""
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if lora_rank:  # the schema completes the adapter's settings
+        config = copy.deepcopy(config)
+        config["tasks"][task_name]["model"]["lora"] = {"r": lora_rank}
     task = task_config(validate_config(config), task_name)
     seed_everything(0)
     spec = DemoTaskSpec.from_config({**task["source"], "num_train": batch_size})
     records = generate_split(spec, "train", build_lexicon(spec))
     tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
-    model_config = {**task["model"], "lora": defaults("lora", r=lora_rank) if lora_rank else None}
-    policy = initial_model(model_config, tokenizer)
+    policy = initial_model(task["model"], tokenizer)
     if torch.cuda.is_available():
         policy.cuda()
     gold_s = defaults("objective", loss="gold", reward="s", floor=0.1, min_weight=0.1)
@@ -73,7 +76,8 @@ def measure(config: dict, task_name: str, lora_rank: int | None, batch_size: int
     helpers = HelperModels.build(settings, policy)
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=policy))
     batch = collate(list(tokenize_records(records, tokenizer, task["max_source_length"], task["max_target_length"])))
-    trainer = FineTuneTrainer(model=policy, args=training_arguments(0.0), data_collator=collate, processing_class=tokenizer, helpers=helpers)
+    arguments = training_arguments(0.0)
+    trainer = FineTuneTrainer(model=policy, args=arguments, data_collator=collate, processing_class=tokenizer, helpers=helpers)
     trainer.current_gradient_accumulation_steps = 1  # set by train(); training_step reads it
     model = trainer.accelerator.prepare_model(policy)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
