@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -164,29 +161,3 @@ def test_gold_s_trains_in_trls_sft_trainer_and_resumes_to_the_uninterrupted_weig
         assert torch.equal(a, b)
     history = json.loads((tmp_path / "straight" / "checkpoint-6" / "trainer_state.json").read_text())["log_history"]
     assert "mean_token_accuracy" in history[0] and "entropy" in history[0]  # TRL's own statistics, beside the loss
-
-
-# The pages whose Python blocks run as written, after the example (they continue from its SFT model).
-PAGES_WITH_CODE = ("docs/guide/objectives.md", "docs/guide/decoder-only.md")
-
-
-@pytest.mark.trl
-def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
-    """examples/trl_sft_gold.py as docs/guide/objectives.md runs it, cut to a few updates, then every Python
-    block of the guide pages, as written, in the folder the example wrote to."""
-    pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
-    command = [sys.executable, str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", "runs/trl_gold", "--examples", "64"]
-    result = subprocess.run([*command, "--sft-steps", "2", "--gold-steps", "3"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "GOLD-s update 3: loss" in result.stdout
-    assert "FutureWarning" not in result.stderr, result.stderr[-3000:]  # no deprecated TRL interface
-    blocks = [block for page in PAGES_WITH_CODE for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(), re.S)]
-    assert len(blocks) >= 2
-    for number, block in enumerate(blocks):
-        script = tmp_path / f"block{number}.py"
-        script.write_text(block)
-        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-        assert result.returncode == 0, (block, result.stderr[-3000:])
-        # peft 0.21 still calls a transformers 5 name that warns (is_gradient_checkpointing): not an interface of ours
-        from_trl = [line for line in result.stderr.splitlines() if "FutureWarning" in line and "/trl/" in line]
-        assert not from_trl, from_trl
