@@ -207,6 +207,40 @@ def test_a_helper_is_a_new_model_with_the_weights_and_nothing_of_the_object(setu
     assert torch.equal(state, torch.random.get_rng_state())  # building it draws nothing from the seeded RNG
 
 
+def test_a_rebuilt_helper_keeps_each_weights_dtype_its_ties_and_its_logits(setup):
+    """A bf16 language model whose rotary frequencies stay fp32 (as from_pretrained leaves them), and the
+    recurrent copy model (whose GRUs keep a list of their weights): the rebuilt helper has every tensor in
+    its source's dtype, its tied embeddings still tied, and the source's logits to the bit."""
+    from settings import tiny_recurrent
+    from test_recurrent_models import copy_task
+
+    from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
+    from gold_textgen.data.tokenization import train_tokenizer
+    from gold_textgen.models.transformer import initial_model
+
+    records, tokenizer, start, _ = setup
+    language_model = copy.deepcopy(start.language_model).to(torch.bfloat16)
+    rotary = next(name for name, _ in language_model.named_buffers() if name.endswith("inv_freq"))
+    language_model.get_buffer(rotary).data = language_model.get_buffer(rotary).float()
+    clone = model_from_weights(language_model)
+    tensors = [*language_model.named_parameters(), *language_model.named_buffers()]
+    for (name, a), (_, b) in zip(tensors, [*clone.named_parameters(), *clone.named_buffers()], strict=True):
+        assert a.dtype == b.dtype and torch.equal(a, b), name
+    assert clone.get_output_embeddings().weight is clone.get_input_embeddings().weight
+    probe = probe_batch(records, tokenizer)
+    with torch.no_grad():
+        assert torch.equal(language_model.eval()(**probe).logits, clone(**probe).logits)
+
+    torch.manual_seed(0)
+    words = train_tokenizer([" ".join(f"w{i}" for i in range(20))], copy_slots=6)
+    recurrent = initial_model(tiny_recurrent("pointer_generator", coverage=True), words).eval()
+    batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(words, model=recurrent))(
+        list(tokenize_records(copy_task(4, seed=2), words, 12, 12))
+    )
+    with torch.no_grad():
+        assert torch.equal(recurrent(**batch).logits, model_from_weights(recurrent)(**batch).logits)
+
+
 def test_a_reference_model_that_is_the_policy_is_refused(setup):
     _, _, start, _ = setup
     policy = copy.deepcopy(start.language_model)

@@ -63,25 +63,40 @@ def patched_modules(model: torch.nn.Module) -> list[str]:
 
 
 def model_from_weights(model: PreTrainedModel) -> PreTrainedModel:
-    """A new model of `model`'s class and config holding a copy of its weights (parameters and buffers),
-    on its device and in its dtype, in eval mode with no gradients. Nothing of the object itself is kept:
-    no hooks, no patched forward, no shared storage. Global random state is left as it was (a Trainer has
-    already seeded it)."""
+    """A new model of `model`'s class and config holding a copy of each of its weights (parameters and
+    buffers, persistent or not) in that weight's own dtype and on its device, in eval mode with no
+    gradients. Nothing of the object itself is kept: no hooks, no patched forward, no shared storage;
+    weights tied in `model` are tied in the copy. It is built on the meta device (no memory, no
+    initialisation), so global random state is left as it was (a Trainer has already seeded it)."""
     model = getattr(model, "module", model)  # a DDP wrapper holds the model in .module
     if not isinstance(model, PreTrainedModel) or hasattr(model, "peft_config"):
         raise TypeError(f"cannot rebuild a {type(model).__name__} from its weights: pass a transformers PreTrainedModel")
-    source = next(model.parameters())
-    with torch.random.fork_rng(devices=[]), no_init_weights():
+    with torch.random.fork_rng(devices=[]), no_init_weights(), torch.device("meta"):
         clone = type(model)(copy.deepcopy(model.config))
-    clone.to(device=source.device, dtype=source.dtype)
-    clone.load_state_dict(model.state_dict(), strict=True)
-    own_buffers = dict(clone.named_buffers())
-    with torch.no_grad():  # non-persistent buffers (rotary frequencies, ...) are not in the state dict
-        for name, buffer in model.named_buffers():
-            own_buffers[name].copy_(buffer)
-    clone.eval()
-    clone.requires_grad_(False)
-    return clone
+    copies: dict[tuple, torch.Tensor] = {}
+
+    def copied(tensor: torch.Tensor, parameter: bool) -> torch.Tensor:
+        """One copy per viewed storage, so that tied weights share their copy as they share the original."""
+        key = (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tuple(tensor.shape), tuple(tensor.stride()), parameter)
+        if key not in copies:
+            data = tensor.detach().clone()
+            copies[key] = torch.nn.Parameter(data, requires_grad=False) if parameter else data
+        return copies[key]
+
+    with torch.no_grad():
+        # setattr, not the module's dicts: recurrent layers keep their flat weight list up to date on it
+        for name, tensor in model.named_parameters(remove_duplicate=False):
+            owner, _, leaf = name.rpartition(".")
+            setattr(clone.get_submodule(owner), leaf, copied(tensor, parameter=True))
+        for name, tensor in model.named_buffers(remove_duplicate=False):
+            owner, _, leaf = name.rpartition(".")
+            setattr(clone.get_submodule(owner), leaf, copied(tensor, parameter=False))
+    left = [name for name, tensor in [*clone.named_parameters(), *clone.named_buffers()] if tensor.is_meta]
+    if left:
+        raise ValueError(
+            f"{type(model).__name__} rebuilt from its weights lacks {left[:3]}: they are neither parameters nor buffers of the model"
+        )
+    return clone.eval()
 
 
 def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
