@@ -156,3 +156,30 @@ def test_lora_pi_tilde_lags_and_the_starting_adapter_stays_in_a_real_trainer(set
         assert same(logits["frozen"], at_start), step
     base = {k: v for k, v in start_weights.items() if "lora_" not in k}
     assert all(torch.equal(v, policy.state_dict()[k]) for k, v in base.items())  # the base never trains
+
+
+@pytest.mark.trl
+def test_a_lora_gold_s_run_in_the_sft_trainer_resumes_to_the_uninterrupted_adapter(setup, tmp_path):
+    """pi_tilde's adapter and the starting (frozen) adapter are kept in every checkpoint: a run killed after
+    update 3 and resumed ends with the adapter of the run that was not."""
+    from test_trainer_losses import sft_trainer
+    from test_training import CrashAfterCheckpoint
+
+    records, tokenizer, start, _ = setup
+
+    def run(folder, resume=False, callbacks=()):
+        loss = ObjectiveLoss("gold", reward="s", floor=0.05, min_weight=0.1, sync_every=2)
+        trainer = sft_trainer(peft_causal_lm(start), tokenizer, records, folder, 6, loss, callbacks)
+        trainer.train(resume_from_checkpoint=str(folder / "checkpoint-3") if resume else None)
+        return trainer
+
+    straight = run(tmp_path / "straight")
+    assert {"lagged_policy.safetensors", "frozen_adapter.safetensors"} <= {
+        p.name for p in (tmp_path / "straight" / "checkpoint-3").iterdir()
+    }
+    with pytest.raises(RuntimeError, match="killed after checkpoint-3"):
+        run(tmp_path / "interrupted", callbacks=(CrashAfterCheckpoint(3),))
+    resumed = run(tmp_path / "interrupted", resume=True)
+    for (name, a), (_, b) in zip(policy_weights(straight.model).items(), policy_weights(resumed.model).items(), strict=True):
+        assert torch.equal(a, b), name
+    assert list(straight.model.peft_config) == ["default"]  # the helpers' adapters are gone once training has ended

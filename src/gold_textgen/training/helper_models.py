@@ -113,9 +113,10 @@ class AdapterHelper:
 
     def __init__(self, policy: torch.nn.Module, name: str):
         self.policy = getattr(policy, "module", policy)  # a DDP wrapper holds the model in .module
-        peft = peft_model_in(self.policy)
+        self.peft = peft = peft_model_in(self.policy)
         self.source, self.name = peft.active_adapter, name
-        peft.add_adapter(name, copy.deepcopy(peft.peft_config[self.source]))
+        if name not in peft.peft_config:  # a Trainer resuming a peft model loads every adapter its checkpoint holds
+            peft.add_adapter(name, copy.deepcopy(peft.peft_config[self.source]))
         for tensor in self.parameters():
             tensor.requires_grad_(False)
         self.copy_from_policy()
@@ -154,6 +155,10 @@ class AdapterHelper:
 
     def to(self, device) -> AdapterHelper:  # it lives in the policy's module, on its device
         return self
+
+    def remove(self) -> None:
+        """Delete the adapter from the policy's module (a peft model saves every adapter it holds)."""
+        self.peft.delete_adapter(self.name)
 
     def __call__(self, **inputs):
         rows = next(value for value in inputs.values() if torch.is_tensor(value)).shape[0]
@@ -220,6 +225,13 @@ class HelperModels:
         if "truncation" in settings.needs:
             truncation = LossTruncation(settings.drop_fraction, settings.warmup, settings.window)
         return cls(settings, lagged, frozen, truncation, sampling)
+
+    def remove_adapters(self) -> None:
+        """Take the helpers' LoRA adapters out of the policy's module once training has ended, so that the
+        model a caller saves holds the policy's adapter alone."""
+        for helper in (self.lagged, self.frozen):
+            if isinstance(helper, AdapterHelper):
+                helper.remove()
 
     def restore(self, checkpoint) -> None:
         """Resume every helper's state from a checkpoint of the run."""

@@ -148,3 +148,6 @@ class ObjectiveCallback(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         for callback in self.loss.helpers.callbacks:
             callback.on_save(args, state, control, **kwargs)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.loss.helpers.remove_adapters()  # a peft policy saved after training holds its own adapter alone
