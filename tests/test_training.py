@@ -247,6 +247,23 @@ def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_p
     assert "changed: input 'train'" in caplog.text
 
 
+def test_a_checkpoint_of_other_code_is_never_resumed(tiny_data, tmp_path, caplog):
+    """A run killed at a checkpoint, the code edited (the rule's code digest changes), the job run again:
+    it trains afresh with the new code and says why, instead of finishing the old code's run with the new."""
+    data_dir, tokenizer = tiny_data
+    (tmp_path / "tok").mkdir()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    paths = (data_dir / "train.jsonl", data_dir / "valid.jsonl", tmp_path / "tok", tmp_path / "a", tmp_path / "ckpt", REPO)
+    before = TrainingJob(tiny_task(TINY_MODEL), "mle", 1, *paths, code_version="code-before")
+    with pytest.raises(RuntimeError, match="killed after checkpoint-2"):
+        train_mle(TrainingJob(**{**before.__dict__, "callbacks": (CrashAfterCheckpoint(2),)}))
+    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+        summary = train_mle(TrainingJob(**{**before.__dict__, "code_version": "code-after"}))
+    assert summary["resumed_from"] is None
+    assert "starting fresh" in caplog.text and "code changed (code-before -> code-after)" in caplog.text
+    assert json.loads((tmp_path / "a" / "provenance.json").read_text())["code_version"] == "code-after"
+
+
 def test_loading_the_best_checkpoint_warns_only_of_weights_a_checkpoint_should_hold(tiny_data, tmp_path, caplog):
     """Tied embeddings and sinusoidal positions are never saved; their absence is no news. Any other
     missing weight still is."""

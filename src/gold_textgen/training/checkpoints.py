@@ -50,9 +50,11 @@ def fingerprint(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def run_identity(settings: dict, inputs: dict[str, str | os.PathLike | None]) -> dict:
-    """What a training run depends on: its settings and the content digest of each input (file or folder)."""
-    return {"settings": settings, "inputs": {name: None if path is None else content_digest(path) for name, path in inputs.items()}}
+def run_identity(settings: dict, inputs: dict[str, str | os.PathLike | None], code: str | None = None) -> dict:
+    """What a training run depends on: its settings, the content digest of each input (file or folder) and
+    the digest of the code it runs (workflow/code_identity.py): a checkpoint of other code is never resumed."""
+    digests = {name: None if path is None else content_digest(path) for name, path in inputs.items()}
+    return {"settings": settings, "inputs": digests, "code": code}
 
 
 def _flat(settings: object, prefix: str = "") -> dict[str, object]:
@@ -77,6 +79,8 @@ def _changed_parts(old: dict, new: dict) -> list[str]:
     parts = [f"the training settings ({'; '.join(settings)})"] if settings else []
     old_inputs = old.get("inputs", {})
     parts += [f"input '{name}'" for name, digest in new["inputs"].items() if old_inputs.get(name) != digest]
+    if old.get("code") != new.get("code"):
+        parts.append(f"code changed ({old.get('code') or 'unrecorded'} -> {new.get('code') or 'unrecorded'})")
     return parts or ["the recorded identity's format"]
 
 

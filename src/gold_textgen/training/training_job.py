@@ -212,8 +212,8 @@ def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_e
 
 def resume_from(job: TrainingJob, inputs: dict[str, Path | None]) -> str | None:
     """The checkpoint this job resumes from (one of an identical earlier run: same settings, same `inputs`'
-    contents), or None; a run that starts afresh starts its logger's folder afresh too."""
-    checkpoint = claim_checkpoints(job.checkpoint_dir, run_identity(job_settings(job), inputs))
+    contents, same code), or None; a run that starts afresh starts its logger's folder afresh too."""
+    checkpoint = claim_checkpoints(job.checkpoint_dir, run_identity(job_settings(job), inputs, job.code_version))
     if checkpoint is None and job.log_dir is not None and job.log_dir.exists() and is_main_process():
         shutil.rmtree(job.log_dir)
     return checkpoint
