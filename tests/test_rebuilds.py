@@ -4,12 +4,15 @@ affects (on copies of the session's smoke run), and a partial target builds only
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import time
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -21,6 +24,26 @@ def test_partial_target_builds_only_its_ancestors(tmp_path):
     assert (tmp_path / "results/smoke/tokenizers/demo/tokenizer.json").exists()
     assert not (tmp_path / "results/smoke/models").exists()
     assert "train_mle" not in result.stderr
+
+
+def test_a_fresh_checkout_with_newer_scripts_and_copied_results_plans_nothing(tiny_run, tmp_path):
+    """Reruns follow the project's digests, not Snakemake's script-time trigger (profiles/default): the
+    results and Snakemake's records of a finished run moved into a new checkout of the workflow (every
+    file of it newer than the results, as after a clone or a `git pull`), every workflow script touched
+    once more, and Snakemake run there as a user runs it: nothing to do."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(tiny_run, checkout, symlinks=True)  # results/, logs/ and .snakemake/, times kept
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy(REPO / name, checkout / name)  # new times, as a checkout writes them
+    for folder in ("rules", "workflow_scripts", "profiles", "configs", "report", "envs"):
+        shutil.copytree(REPO / folder, checkout / folder, copy_function=shutil.copy)
+    later = time.time() + 60
+    for script in (checkout / "workflow_scripts").glob("*.py"):
+        os.utime(script, (later, later))
+    command = [str(SNAKEMAKE), "-n", "--configfile", "configs/smoke.yaml"]
+    result = subprocess.run(command, cwd=checkout, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Nothing to be done" in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
 
 
 def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
