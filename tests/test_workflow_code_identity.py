@@ -3,6 +3,7 @@ out of date, an edit to a comment or docstring does not; and the digest itself."
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -96,3 +97,25 @@ def test_editing_the_table_code_rebuilds_the_tables_only(tiny_run, tmp_path):
     env = edited_package(tmp_path, "analysis/tables.py", "\ndef ", "\nTABLES_EDITED = True\n\n\ndef ")
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, env=env).stdout)
     assert set(counts) == {"main_table", "table1", "table2", "objectives_table", "all"}
+
+
+def test_a_same_size_edit_with_its_time_put_back_is_not_hidden_by_the_digest_cache(tmp_path, monkeypatch):
+    from gold_textgen.workflow import code_identity
+
+    monkeypatch.setattr(code_identity, "_cache", None)  # the test's own cache, dropped after it
+    monkeypatch.setattr(code_identity, "_cache_path", None)
+    script = tmp_path / "step.py"
+    script.write_text("x = 1\n")
+    code_identity.use_cache(tmp_path / "digests.json")
+    before = code_identity.script_code_version(script)
+    times = script.stat()
+    script.write_text("x = 2\n")  # the same size
+    os.utime(script, ns=(times.st_atime_ns, times.st_mtime_ns))  # and the same modification time
+    in_process = (code_identity._file_facts, code_identity.script_code_version)
+    for cached in in_process:  # a new process: only the cache file remembers
+        cached.cache_clear()
+    try:
+        assert code_identity.script_code_version(script) != before
+    finally:
+        for cached in in_process:
+            cached.cache_clear()

@@ -127,7 +127,9 @@ def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozen
     """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
     key = f"{file.resolve()}|{module}|{root.resolve()}"
     stat = file.stat()
-    stamp = [stat.st_mtime_ns, stat.st_size]
+    # The change time and the inode besides the modification time and size: an edit whose modification
+    # time was put back (a checkout, an editor, os.utime) still moves the change time, which nothing sets.
+    stamp = [stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino]
     entry = _cache.get(key) if _cache is not None else None
     if entry and entry["stamp"] == stamp:
         return entry["digest"], frozenset(entry["imports"])
