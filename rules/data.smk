@@ -107,6 +107,8 @@ rule verify_dataset:
         log_path("verify_dataset/{task}.log"),
     benchmark:
         benchmark_path("verify_dataset/{task}.tsv")
+    # before any other ready job: the models and the scores wait for it (their `checks` input)
+    priority: 50
     conda:
         "../envs/gold.yaml"
     params:

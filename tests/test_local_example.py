@@ -111,3 +111,22 @@ def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path)
     train_targets.write_text(train_targets.read_text().replace("\n", " .\n", 1), encoding="utf-8")
     edited = run_snakemake(tmp_path, "-n", "--max-checksum-file-size", "1", target, *configs)
     assert "rule prepare_dataset" in edited.stdout
+
+
+def test_a_table_of_a_test_split_that_is_the_training_data_is_refused_before_anything_trains(tmp_path):
+    """A local test file that is a copy of the training file: asking for Table 1 alone (not `all`) runs
+    the data checks first, which stop at the overlap; no model is trained, nothing is scored."""
+    write_corpus(tmp_path / "data" / "my_corpus")
+    for suffix in (".src", ".tgt"):
+        (tmp_path / "data" / "my_corpus" / f"test{suffix}").write_bytes((tmp_path / "data" / "my_corpus" / f"train{suffix}").read_bytes())
+    overlay = tmp_path / "test_sized.yaml"
+    overlay.write_text(yaml.safe_dump(TEST_SIZED))
+    target = "results/local_example/tables/table1_main.md"
+    configs = ("--configfile", str(REPO / "configs" / "local_example.yaml"), str(overlay))
+    result = run_snakemake(tmp_path, "--cores", "1", target, *configs, check=False)
+    assert result.returncode != 0
+    log = (tmp_path / "logs" / "local_example" / "verify_dataset" / "my_corpus.log").read_text()
+    assert "300 of the 300 test pairs (100.0%) also occur in the train split" in log, log[-2000:]
+    assert not (tmp_path / target).exists()
+    assert not (tmp_path / "results" / "local_example" / "models").exists()  # the checks ran before any training
+    assert not (tmp_path / "results" / "local_example" / "scores").exists()

@@ -8,6 +8,6 @@ from gold_textgen.evaluation.scoring import write_scores
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
-    write_lead_generations(snakemake.input[0], snakemake.output.generations)
+    write_lead_generations(snakemake.input.data, snakemake.output.generations)
     labels = {"task": snakemake.wildcards.task, "objective": "lead3", "split": snakemake.wildcards.split, "decoder": "lead3"}
     write_scores(Path(snakemake.output.generations), None, Path(snakemake.output.scores), labels, Scoring(**snakemake.params.scoring))
