@@ -50,11 +50,25 @@ def test_a_diverging_run_stops_with_the_update_and_what_to_try(tiny_data, tmp_pa
     with pytest.raises(TrainingDiverged) as stopped:
         train_mle(job)
     message = str(stopped.value)
-    assert "the loss logged at update 5 is nan" in message or "logged at update 6" in message, message
-    assert "checkpoint-4" in message and "a lower learning_rate (now 0.01)" in message and "max_grad_norm (now 1.0)" in message
-    kept = sorted(path.name for path in (tmp_path / "ckpt").glob("checkpoint-*"))
-    assert kept[-1] == "checkpoint-4" and (tmp_path / "ckpt" / "checkpoint-4" / COMPLETE_FILE).exists()
+    # the loss of update 4 was logged before the weights broke; the save of update 4 finds them broken
+    assert "is not finite after update 4 (checkpoint-4 is left incomplete, never resumed)" in message, message
+    assert "last good checkpoint is" in message and "checkpoint-2" in message
+    assert "a lower learning_rate (now 0.01)" in message and "max_grad_norm (now 1.0)" in message
+    assert (tmp_path / "ckpt" / "checkpoint-2" / COMPLETE_FILE).exists()
+    assert not (tmp_path / "ckpt" / "checkpoint-4" / COMPLETE_FILE).exists()
     assert not (tmp_path / "model").exists()
+
+
+def test_weights_that_break_between_two_logs_are_never_saved_as_a_good_checkpoint(tiny_data, tmp_path):
+    """eval_steps 11 logs every 2 updates (10, 12) and saves at 11: weights broken by update 11, after
+    the log of update 10 and before any log sees them, stop the job at the save instead of being kept as
+    the complete checkpoint every rerun would resume into."""
+    job = mle_job(tiny_data, tmp_path, max_steps=14, eval_steps=11, learning_rate=0.01)
+    job.callbacks = (PoisonWeightsAfter(11),)
+    with pytest.raises(TrainingDiverged, match="not finite after update 11"):
+        train_mle(job)
+    assert not (tmp_path / "ckpt" / "checkpoint-11" / COMPLETE_FILE).exists()
+    assert not any((path / COMPLETE_FILE).exists() for path in (tmp_path / "ckpt").glob("checkpoint-*"))
 
 
 def test_a_learning_rate_far_too_high_is_caught(tiny_data, tmp_path):
