@@ -84,6 +84,11 @@ def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
         ),
         (lambda c: c["tasks"]["demo"]["source"].update(chunk_probs=[0.2, 0.2, 0.2]), r"tasks\.demo\.source\.chunk_probs: must sum to 1"),
         (lambda c: c.update(extra=1), r"unknown config key extra"),
+        # a name ends where its pattern ends: Python's $ would let a final newline into a folder name
+        (lambda c: c["experiment"].update(name="demo\n"), r"experiment\.name: 'demo\\n' does not match"),
+        (lambda c: c["experiment"].update(objectives=["mle", "gold_s\n"]), r"experiment\.objectives\.1: 'gold_s\\n' does not match"),
+        (lambda c: c["experiment"].update(name="index.md"), r"experiment\.name: 'index\.md': a reserved name"),
+        (lambda c: c["experiment"].update(name="x" * 300), r"experiment\.name: 300 characters, at most 100 allowed"),
         (
             lambda c: c["tasks"]["demo"]["mle"].update(learning_rate=float("nan")),
             r"tasks\.demo\.mle\.learning_rate: nan is not a finite number",

@@ -84,6 +84,10 @@ def _describe(error: jsonschema.ValidationError, root: dict) -> str:
         where = _key_path(best)
         prefix = "" if where == "(top level)" else f"{where}."
         return f"unknown config key {', '.join(prefix + u for u in unknown)} (allowed here: {', '.join(allowed)})"
+    if best.validator == "not" and isinstance(best.validator_value, dict) and "description" in best.validator_value:
+        return f"config key {_key_path(best)}: {best.instance!r}: {best.validator_value['description']}"
+    if best.validator == "maxLength":
+        return f"config key {_key_path(best)}: {len(best.instance)} characters, at most {best.validator_value} allowed"
     return f"config key {_key_path(best)}: {best.message}{_number_hint(best)}"
 
 
