@@ -54,8 +54,8 @@ def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
     config["tasks"]["demo"]["objectives"].pop("mle_continued", None)
     control = validate_config(copy.deepcopy(config))["tasks"]["demo"]["objectives"]["mle_continued"]
     assert control == {"loss": "nll", "start_from": "mle"}
-    config["tasks"]["demo"]["objectives"]["mle_continued"] = {"loss": "dft"}
-    assert validate_config(config)["tasks"]["demo"]["objectives"]["mle_continued"]["loss"] == "dft"
+    config["tasks"]["demo"]["objectives"]["mle_continued"] = {"loss": "nll", "label_smoothing": 0.0}  # still the control's loss
+    assert validate_config(config)["tasks"]["demo"]["objectives"]["mle_continued"]["label_smoothing"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -239,6 +239,19 @@ NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers":
         (
             lambda c: c["tasks"]["demo"]["objectives"].update(mixce={"loss": "mixce", "mixing_ratio": 0.5, "min_weight": 0.1}),
             r"mixce\.min_weight: does not apply to loss mixce \(it is a setting of gold, tailr; loss mixce reads mixing_ratio\)",
+        ),
+        # a name tables label by itself must be that objective: the control another loss, "DFT" MixCE's numbers
+        (
+            lambda c: c["tasks"]["demo"]["objectives"].update(mle_continued={"loss": "gold", "reward": "s"}),
+            r"objectives\.mle_continued: tables label it as loss 'nll', but it has loss 'gold'",
+        ),
+        (
+            lambda c: c["tasks"]["demo"]["objectives"].update(dft={"loss": "mixce", "mixing_ratio": 0.5}),
+            r"objectives\.dft: tables label it as loss 'dft', but it has loss 'mixce'; give it another name",
+        ),
+        (
+            lambda c: c["tasks"]["demo"]["objectives"].update(gold_s={"loss": "gold", "reward": "p"}),
+            r"objectives\.gold_s: tables label it as reward 's', but it has reward 'p'",
         ),
         (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
         (

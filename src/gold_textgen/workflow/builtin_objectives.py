@@ -7,8 +7,33 @@ section) as the GOLD objectives. A task may still define `mle_continued` itself;
 
 from __future__ import annotations
 
+from .objective_catalog import LOSSES
+
 CONTROL = "mle_continued"
 BUILTIN_OBJECTIVES = {CONTROL: {"loss": "nll"}}
+# Names that tables and figures label and place by themselves (analysis/objective_names.py), with the
+# settings each label claims: an objective of such a name must have them, or the control would be another
+# loss, or "DFT" MixCE's numbers. Any other name is the user's own and is shown as written.
+GOLD_REWARDS = {"gold_delta": "delta", "gold_p": "p", "gold_s": "s", "gold_s_no_lag": "s", "gold_s_u0": "s", "gold_s_h0": "s"}
+NAMED_OBJECTIVES = {
+    CONTROL: {"loss": "nll"},
+    **{name: {"loss": "gold", "reward": reward} for name, reward in GOLD_REWARDS.items()},
+    **{name: {"loss": "policy_gradient"} for name in ("mle_pg", "gold_pg")},
+    **{name: {"loss": name} for name in LOSSES if name not in ("gold", "nll", "policy_gradient")},
+}
+
+
+def misnamed_objectives(objectives: dict) -> list[str]:
+    """`name: what its label claims, what it is` for each objective whose name claims other settings."""
+    found = []
+    for name, settings in objectives.items():
+        claimed = NAMED_OBJECTIVES.get(name, {})
+        differs = {key: value for key, value in claimed.items() if settings.get(key) != value}
+        if differs:
+            have = ", ".join(f"{key} {settings.get(key)!r}" for key in differs)
+            want = ", ".join(f"{key} {value!r}" for key, value in differs.items())
+            found.append(f"{name}: tables label it as {want}, but it has {have}")
+    return found
 
 
 def add_builtin_objectives(config: dict) -> None:

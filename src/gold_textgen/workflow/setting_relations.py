@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .builtin_objectives import misnamed_objectives
 from .errors import ConfigError
 from .objective_catalog import needs
 from .views import decoder_view, is_causal, is_recurrent
@@ -38,6 +39,17 @@ def check_setting_relations(config: dict) -> None:
         _check_schedules(name, task)
         _check_positions(name, task)
         _check_adapters(name, task)
+        _check_objective_names(name, task)
+
+
+def _check_objective_names(name: str, task: dict) -> None:
+    """A name that tables label by itself (the control, GOLD-s, DFT, ...) must be that objective."""
+    wrong = misnamed_objectives(task["objectives"])
+    if wrong:
+        raise ConfigError(
+            f"config key tasks.{name}.objectives.{wrong[0].split(':')[0]}: {wrong[0].split(': ', 1)[1]}; give it another name "
+            "(a name of your own is shown as written)"
+        )
 
 
 def _check_adapters(name: str, task: dict) -> None:
