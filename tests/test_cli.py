@@ -21,6 +21,24 @@ def test_an_override_is_a_key_path_and_a_yaml_value():
             parse_override(bad)
     with pytest.raises(ConfigError, match=r"not a mapping"):
         overrides_layer(["a=1", "a.b=2"])
+    # as strictly as a config file: YAML 1.1 would read 010 as octal 8, and keep the last of two keys
+    with pytest.raises(ConfigError, match=r"--set experiment\.seeds:1: '010' has a leading zero"):
+        parse_override("experiment.seeds=[010]")
+    with pytest.raises(ConfigError, match=r"key 'r' is written twice"):
+        parse_override("tasks.demo.model.lora={r: 4, r: 8}")
+
+
+def test_two_calls_with_other_overrides_write_two_files(monkeypatch, tmp_path):
+    """Concurrent gold-textgen calls (a seed sweep launched in parallel) never share an overrides file."""
+    from gold_textgen.cli.main import experiment_arguments
+
+    for name in ("Snakefile", "config.yaml"):
+        (tmp_path / name).write_text((REPO / name).read_text())
+    monkeypatch.chdir(tmp_path)
+    one = experiment_arguments((), ("experiment.seeds=[1]",))[1]
+    two = experiment_arguments((), ("experiment.seeds=[2]",))[1]
+    assert one[-1] != two[-1] and "seeds:\n  - 1" in (tmp_path / one[-1]).read_text() and "- 2" in (tmp_path / two[-1]).read_text()
+    assert experiment_arguments((), ("experiment.seeds=[1]",))[1] == one  # the same overrides: the same file
 
 
 def test_overrides_are_checked_with_the_config_and_a_bad_key_is_named_with_its_path(monkeypatch):

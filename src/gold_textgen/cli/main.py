@@ -3,6 +3,7 @@ the Snakefile is). Every subcommand has --help; the Snakemake commands of the do
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -36,7 +37,8 @@ def workflow_root() -> Path:
 
 def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -> tuple[dict, list[str]]:
     """(the validated config, Snakemake's --configfile arguments): the config files, then the overrides
-    written to a file of their own (named after the experiment, which they keep)."""
+    written to a file of their own, named after the experiment (which they keep) and their content, so that
+    two calls at once with other overrides never read each other's."""
     workflow_root()
     files = [Path(path) for path in configs]
     for path in files:
@@ -48,8 +50,10 @@ def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -
         raise click.ClickException(str(error)) from None
     arguments = [str(path) for path in files if path.resolve() != BASE_CONFIG.resolve()]
     if overrides:
-        path = OVERRIDE_FOLDER / f"{config['experiment']['name']}.overrides.yaml"
-        write_text(path, yaml.safe_dump(layer, sort_keys=False))
+        text = yaml.safe_dump(layer, sort_keys=False)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+        path = OVERRIDE_FOLDER / f"{config['experiment']['name']}.{digest}.overrides.yaml"
+        write_text(path, text)
         arguments.append(str(path))
     return config, (["--configfile", *arguments] if arguments else [])
 

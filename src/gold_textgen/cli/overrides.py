@@ -13,6 +13,7 @@ import yaml
 from ..workflow.errors import ConfigError
 from ..workflow.layers import config_layers, experiment_name, merge_layers, where_set
 from ..workflow.schema import validate_config
+from ..workflow.strict_yaml import load_strict
 
 OVERRIDES = "--set"
 KEY = re.compile(r"^[A-Za-z_][\w-]*$")
@@ -24,8 +25,8 @@ def parse_override(text: str) -> tuple[list[str], object]:
     path = key.strip().split(".")
     if not separator or not all(KEY.match(part) for part in path):
         raise ConfigError(f"--set {text!r}: write a dotted key, '=', and a YAML value (e.g. experiment.seeds=[1,2])")
-    try:
-        return path, yaml.safe_load(value) if value.strip() else None
+    try:  # as strictly as a config file: `[010]` is no octal 8, a mapping no duplicate key
+        return path, load_strict(value, f"--set {key.strip()}") if value.strip() else None
     except yaml.YAMLError as error:
         raise ConfigError(f"--set {key}: the value {value!r} is not YAML ({error.problem})") from None
 
