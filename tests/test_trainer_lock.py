@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -78,3 +80,39 @@ def test_node_local_flock_filesystems_use_the_lock_file(tmp_path, monkeypatch):
     monkeypatch.setattr(trainer_lock, "mount_of", lambda path: ("lustre", "rw,localflock"))
     lock_checkpoints(tmp_path / "ckpt")
     assert (tmp_path / "ckpt" / HELD_FILE).exists() and not (tmp_path / "ckpt" / "trainer.lock").exists()
+
+
+def test_of_processes_that_find_one_stale_lock_at_once_exactly_one_takes_it_over(tmp_path):
+    """Six trainers start together on a folder whose lock file a dead node left. Each finds it stale;
+    the check is slowed down so that all of them do before any removes it (the window a real race has).
+    Removing it is guarded, and checked again under the guard: one trainer takes the lock, the others are
+    told it is in use, never two holders."""
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    stale = folder / HELD_FILE
+    stale.write_text("process 4242 on host node17, since 2026-11-28 09:00:00\n")
+    old = time.time() - trainer_lock.STALE_AFTER - 60
+    os.utime(stale, (old, old))
+    child = (
+        "import sys, time\n"
+        "from gold_textgen.training import trainer_lock\n"
+        "check = trainer_lock._holder_gone\n"
+        "def slow(path, now):\n"
+        "    gone = check(path, now)\n"
+        "    time.sleep(0.5)\n"
+        "    return gone\n"
+        "trainer_lock._holder_gone = slow\n"
+        "try:\n"
+        "    trainer_lock.lock_checkpoints(sys.argv[1])\n"
+        "except trainer_lock.CheckpointsInUse:\n"
+        "    print('in use', flush=True)\n"
+        "else:\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(4)\n"
+    )
+    environment = {**os.environ, "GOLD_TRAINER_LOCK": "file"}
+    trainers = [
+        subprocess.Popen([sys.executable, "-c", child, str(folder)], stdout=subprocess.PIPE, text=True, env=environment) for _ in range(6)
+    ]
+    outcomes = sorted(trainer.communicate(timeout=120)[0].strip() for trainer in trainers)
+    assert outcomes == ["held"] + ["in use"] * 5, outcomes

@@ -20,6 +20,7 @@ Two kinds of lock, chosen by `GOLD_TRAINER_LOCK` (`auto`, the default; `flock`; 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import fcntl
 import logging
@@ -156,14 +157,13 @@ def _holder_gone(path: Path, now: float) -> bool:
 
 def _hold_lock_file(checkpoint_dir: Path) -> threading.Event:
     path = checkpoint_dir / HELD_FILE
-    for _ in range(2):  # a stale file is removed once, then taken
+    for _ in range(3):  # a stale file is removed once, then taken (or found taken over by another process)
         try:
             descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             if not _holder_gone(path, time.time()):
                 raise in_use(checkpoint_dir, path.read_text().strip() or "another process") from None
-            log.warning("trainer lock: removing %s, whose holder is gone (%s)", path, path.read_text().strip())
-            path.unlink(missing_ok=True)
+            _remove_if_stale(path)  # then try again: the file is gone, or another process took it over first
             continue
         with os.fdopen(descriptor, "w") as handle:
             handle.write(holder_text() + "\n")
@@ -172,6 +172,31 @@ def _hold_lock_file(checkpoint_dir: Path) -> threading.Event:
         atexit.register(_release, path, stop)
         return stop
     raise in_use(checkpoint_dir, "another process")
+
+
+def _remove_if_stale(path: Path) -> None:
+    """Remove the lock file `path` if its holder is gone, as one process at a time: a take-over file only
+    one process can create guards the check and the removal. Without it two processes that both found the
+    file stale could each remove it, the second removing the lock the first had just taken, and both
+    would train in one folder."""
+    guard = path.with_name(path.name + ".takeover")
+    try:
+        descriptor = os.open(guard, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:  # left by a process that died while taking over
+            if time.time() - guard.stat().st_mtime > STALE_AFTER:
+                guard.unlink(missing_ok=True)
+        except FileNotFoundError:
+            pass
+        return
+    try:
+        if _holder_gone(path, time.time()):  # again, under the guard: it may have been taken over meanwhile
+            with contextlib.suppress(FileNotFoundError):
+                log.warning("trainer lock: removing %s, whose holder is gone (%s)", path, path.read_text().strip())
+            path.unlink(missing_ok=True)
+    finally:
+        os.close(descriptor)
+        guard.unlink(missing_ok=True)
 
 
 def _heartbeat(path: Path, stop: threading.Event) -> None:
