@@ -10,6 +10,7 @@ from gold_textgen.analysis.significance import (
     cell,
     compare,
     note,
+    reading,
     seed_interval,
     significance_columns,
     significance_table,
@@ -91,6 +92,10 @@ def test_one_seed_is_judged_on_the_test_set_alone():
     assert np.isnan(result.seed_low) and np.isnan(result.p_seeds) and significant(result)
     assert "seeds" not in described(result)
     assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
+    # and a table's "yes" of one seed says what it is about: these models, not the objective over seeds
+    one_seed = {"significant": "yes", "n_seeds": 1, "delta": 0.8, "mde": 0.1}
+    assert reading(one_seed) == "yes, for these models on this test set (one seed: not over training seeds)"
+    assert reading({**one_seed, "n_seeds": 3}) == "yes"
 
 
 def test_runs_on_other_examples_or_without_a_shared_seed_are_refused():

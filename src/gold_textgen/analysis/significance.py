@@ -138,7 +138,8 @@ def reading(row: Mapping) -> str:
     """What a row's yes or no means: significant, or why not (too few seeds for a difference this small,
     or a difference inside the noise although the experiment could detect one of its size)."""
     if row["significant"] == "yes":
-        return "yes"
+        # one training seed: these models differ on this test set; whether the objective does is not tested
+        return "yes, for these models on this test set (one seed: not over training seeds)" if row["n_seeds"] < 2 else "yes"
     detectable = f"detectable ±{row['mde']:.2f}"
     if abs(row["delta"]) < row["mde"]:
         if row["n_seeds"] < 2:
