@@ -89,6 +89,8 @@ def test_the_control_is_built_in_and_a_task_may_define_its_own(config):
         (lambda c: c["experiment"].update(objectives=["mle", "gold_s\n"]), r"experiment\.objectives\.1: 'gold_s\\n' does not match"),
         (lambda c: c["experiment"].update(name="index.md"), r"experiment\.name: 'index\.md': a reserved name"),
         (lambda c: c["experiment"].update(name="x" * 300), r"experiment\.name: 300 characters, at most 100 allowed"),
+        # a reward floor beyond a reward's scale overflows the float32 returns
+        (lambda c: c["tasks"]["demo"]["objectives"]["gold_s"].update(floor=1e300), r"gold_s\.floor: 1e\+300 is greater than the maximum"),
         (
             lambda c: c["tasks"]["demo"]["mle"].update(learning_rate=float("nan")),
             r"tasks\.demo\.mle\.learning_rate: nan is not a finite number",

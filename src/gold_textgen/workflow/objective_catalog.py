@@ -66,6 +66,7 @@ def _gold_needs(settings: Mapping[str, Any]) -> frozenset[str]:
 
 
 _U = {"type": "number", "minimum": 0, "maximum": 1}
+_REWARD = {"type": "number", "minimum": -1.0e6, "maximum": 1.0e6}  # a reward term's scale; beyond, float32 sums overflow
 _K = {"type": "integer", "minimum": 1}
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 
@@ -82,7 +83,7 @@ LOSSES: dict[str, Loss] = {
             {
                 "reward": Setting({"enum": ["delta", "p", "s"]}, "delta (GOLD-delta), p (GOLD-p, log p_MLE) or s (GOLD-s, p_MLE)."),
                 "min_weight": Setting(_U, "[u] floor of the importance weight max(u, pi_tilde).", 0.0),
-                "floor": Setting({"type": "number"}, "[c] floor of each reward term.", 0.0),
+                "floor": Setting(_REWARD, "[c] floor of each reward term.", 0.0),
                 "baseline": Setting(
                     {"type": "number"}, "[b] return baseline; each of the horizon + 1 terms carries b / (horizon + 1).", 0.0
                 ),
