@@ -151,3 +151,16 @@ def test_a_vocabulary_with_no_word_is_refused():
 
     with pytest.raises(ValueError, match=r"holds no word.*min_frequency 50"):
         train_tokenizer(["a b c", "a d"], min_frequency=50)
+
+
+def test_a_damaged_reward_cache_says_how_to_rebuild_it(tmp_path):
+    import pandas as pd
+
+    from gold_textgen.training.reward_cache import read_reward_cache
+
+    cache = tmp_path / "train.parquet"
+    pd.DataFrame({"example": [0, 0], "position": [0, 1], "token_id": [5, 2], "nll": [0.5, 0.1]}).to_parquet(cache)
+    assert len(read_reward_cache(cache)) == 2
+    cache.write_bytes(cache.read_bytes()[: len(cache.read_bytes()) // 2])  # a copy cut short
+    with pytest.raises(ValueError, match=r"reward cache .*train\.parquet cannot be read .* delete it and run the workflow again"):
+        read_reward_cache(cache)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import pandas as pd
 from transformers import DataCollatorForSeq2Seq
 
 from ..data.seq2seq_batches import PaddedFieldsCollator
@@ -21,7 +20,7 @@ from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from .helper_models import HelperModels
 from .objective_settings import ObjectiveSettings
 from .on_policy import OnPolicySampling
-from .reward_cache import attach_cached_rewards
+from .reward_cache import attach_cached_rewards, read_reward_cache
 from .training_job import TrainingJob, build_trainer, configure_generation, load_splits, resume_from, run_and_save, training_arguments
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ def fine_tune(job: TrainingJob, start_dir: Path, rewards_path: Path | None) -> d
     if cached:
         if rewards_path is None:
             raise ValueError("cached rewards need the reward cache of the MLE model (rule cache_rewards)")
-        train_set = attach_cached_rewards(train_set, pd.read_parquet(rewards_path))
+        train_set = attach_cached_rewards(train_set, read_reward_cache(rewards_path))
     checkpoint = resume_from(job, {"train": job.train_path, "valid": job.valid_path, "start_model": start_dir, "rewards": rewards_path})
     sampling = on_policy_sampling(job.task, objective, model, tokenizer) if "sampling" in objective.needs else None
     helpers = HelperModels.build(objective, model, sampling=sampling)  # pi_tilde and the frozen model: the start's weights

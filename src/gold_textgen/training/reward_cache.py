@@ -8,12 +8,26 @@ teacher-forced token table of token_nll.py, log p = -nll) and GOLD training look
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import datasets
 import numpy as np
 import pandas as pd
+import pyarrow
 
 from .fine_tune_trainer import REWARD_FIELD
+
+
+def read_reward_cache(path: str | Path) -> pd.DataFrame:
+    """The cache file at `path`; one that cannot be read (truncated or damaged since it was written: a copy
+    cut short, a full disk) is an error that says how to rebuild it, not a bare parquet traceback."""
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError, pyarrow.ArrowException) as error:
+        raise ValueError(
+            f"the reward cache {path} cannot be read ({type(error).__name__}: {error}): it was damaged after it was written; "
+            "delete it and run the workflow again, which rebuilds it (rule cache_rewards) and trains nothing else anew"
+        ) from None
 
 
 def attach_cached_rewards(train_set: datasets.Dataset, table: pd.DataFrame) -> datasets.Dataset:
