@@ -255,6 +255,10 @@ NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers":
             lambda c: c["tasks"]["demo"]["objectives"].update(gold_s={"loss": "gold", "reward": "p"}),
             r"objectives\.gold_s: tables label it as reward 's', but it has reward 'p'",
         ),
+        (
+            lambda c: c["tasks"]["demo"]["tokenizer"].update(lowercase=True),
+            r"tasks\.demo\.tokenizer\.lowercase: the model would write lowercase",
+        ),
         (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
         (
             lambda c: c["tasks"]["demo"]["tokenizer"].update(vocab_size=8),

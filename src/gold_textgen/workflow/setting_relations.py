@@ -40,6 +40,17 @@ def check_setting_relations(config: dict) -> None:
         _check_positions(name, task)
         _check_adapters(name, task)
         _check_objective_names(name, task)
+        _check_case(name, task)
+
+
+def _check_case(name: str, task: dict) -> None:
+    """A lowercasing tokenizer makes a model that writes lowercase only; BLEU compares case, and the
+    references keep theirs, so every score would be cut by the case alone (ROUGE lowercases both sides)."""
+    if task["model"]["kind"] == "scratch" and task["tokenizer"]["lowercase"] and task["metric"] == "bleu":
+        raise ConfigError(
+            f"config key tasks.{name}.tokenizer.lowercase: the model would write lowercase text only, while BLEU (the task's "
+            "metric) compares it with references that keep their case; lowercase the data itself, or leave this false"
+        )
 
 
 def _check_objective_names(name: str, task: dict) -> None:
