@@ -70,3 +70,16 @@ def test_a_saved_tokenizer_without_a_pad_token_loads_padding_with_eos(tmp_path):
     tokenizer.save_pretrained(tmp_path)
     loaded = load_tokenizer(tmp_path)
     assert loaded.pad_token == loaded.eos_token == "</s>" and loaded.padding_side == "right"
+
+
+def test_a_vocabulary_that_leaves_most_words_unknown_is_refused_by_the_tokenizer_job():
+    from gold_textgen.data.vocabulary_coverage import UNK_REFUSAL_RATE, coverage_problem, unk_rate
+
+    texts = [f"the cat w{i} w{i + 1} w{i + 2}" for i in range(0, 60, 3)]  # "the" and "cat" 20 times, every other word once
+    settings = {"min_frequency": 5, "vocab_size": 8000}
+    few = train_tokenizer(texts, min_frequency=5)
+    assert unk_rate(few, texts) == 60.0  # 3 of each sentence's 5 words
+    assert "60.0% of the training references' tokens are <unk>" in coverage_problem(60.0, settings)
+    assert "lower tokenizer.min_frequency (now 5)" in coverage_problem(60.0, settings)
+    assert unk_rate(train_tokenizer(texts), texts) == 0.0
+    assert coverage_problem(UNK_REFUSAL_RATE, settings) is None

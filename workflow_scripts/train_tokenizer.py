@@ -3,13 +3,15 @@
 import logging
 
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.data.vocabulary_coverage import coverage_problem, unk_rate
 from gold_textgen.workflow.files import atomic_directory, read_jsonl
 from gold_textgen.workflow.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     settings = snakemake.params.settings["tokenizer"]
+    records = read_jsonl(snakemake.input[0])
     tokenizer = train_tokenizer(
-        training_texts(read_jsonl(snakemake.input[0])),
+        training_texts(records),
         kind=settings["kind"],
         vocab_size=settings["vocab_size"],
         min_frequency=settings["min_frequency"],
@@ -17,6 +19,11 @@ with log_to_file(snakemake.log[0]):
         split_punctuation=settings["split_punctuation"],
         copy_slots=settings["copy_slots"],
     )
+    rate = unk_rate(tokenizer, (record["target"] for record in records))
+    logging.getLogger("train_tokenizer").info("%.2f%% of the training references' tokens are <unk>", rate)
+    problem = coverage_problem(rate, settings)
+    if problem and not settings["copy_slots"]:  # a copy model copies the source's unknown words instead
+        raise SystemExit(problem)
     with atomic_directory(snakemake.output[0]) as staging:
         tokenizer.save_pretrained(staging)
     logging.getLogger("train_tokenizer").info("vocabulary of %d entries -> %s", len(tokenizer), snakemake.output[0])

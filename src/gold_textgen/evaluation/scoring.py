@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..data.vocabulary_coverage import UNK_WARNING_RATE
 from ..workflow.files import read_json, read_jsonl, write_json
 from . import metrics, sacrebleu_statistics
 
 log = logging.getLogger(__name__)
-UNK_WARNING_RATE = 5.0  # percent of reference tokens
 
 
 def nll_summary(table: pd.DataFrame, unk_token_id: int | None = None) -> dict[str, float]:
