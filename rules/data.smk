@@ -107,7 +107,7 @@ rule verify_dataset:
         log_path("verify_dataset/{task}.log"),
     benchmark:
         benchmark_path("verify_dataset/{task}.tsv")
-    # before any other ready job: the models and the scores wait for it (their `checks` input)
+    # before any other ready job, to stop a run on failing data early; the tables wait for it (their `checks` input)
     priority: 50
     conda:
         "../envs/gold.yaml"

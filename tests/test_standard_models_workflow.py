@@ -64,6 +64,9 @@ def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_p
     # The release through the download rule, from a local copy of it (a file URL), as a user's clone fetches it.
     release = release_zip_of_folder(REAL_NQG_DEV, tmp_path / "redistribute.zip")
     real["source"].update(url=release.as_uri(), line_ranges={"train": [1, 300], "valid": [301, 340], "test": [341, 380]})
+    # Contiguous line ranges share some of the release's repeated pairs (4 of the 40 dev pairs), which
+    # nqg_real's sentence split keeps apart; the tables check overlaps, so allow these few here.
+    real["source"]["max_split_overlap"] = 0.2
     real["model"].update(TINY)
     schedule = {"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16}
     real["mle"].update(schedule)
