@@ -21,19 +21,17 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq
 
-from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
-from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.models.transformer import count_parameters, initial_model
+from gold_textgen.models.transformer import count_parameters
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
 from gold_textgen.training.helper_models import AdapterHelper, HelperModels
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.runtime import prepare_model_process, seed_everything
+from gold_textgen.workflow.runtime import prepare_model_process
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import task_config
 
-from .step_time import training_arguments
+from .step_time import demo_model, training_arguments
 
 REPO = Path(__file__).resolve().parents[1]
 MB = 2**20
@@ -64,13 +62,7 @@ def measure(config: dict, task_name: str, lora_rank: int | None, batch_size: int
         config = copy.deepcopy(config)
         config["tasks"][task_name]["model"]["lora"] = {"r": lora_rank}
     task = task_config(validate_config(config), task_name)
-    seed_everything(0)
-    spec = DemoTaskSpec.from_config({**task["source"], "num_train": batch_size})
-    records = generate_split(spec, "train", build_lexicon(spec))
-    tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
-    policy = initial_model(task["model"], tokenizer)
-    if torch.cuda.is_available():
-        policy.cuda()
+    records, tokenizer, policy = demo_model(task, batch_size)
     gold_s = defaults("objective", loss="gold", reward="s", floor=0.1, min_weight=0.1)
     settings = ObjectiveSettings.from_config({**task["fine_tune"], **gold_s, "rewards": "online"})
     helpers = HelperModels.build(settings, policy)

@@ -34,7 +34,7 @@ from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.training.fine_tune import on_policy_sampling
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
-from gold_textgen.training.helper_models import HelperModels, frozen_copy
+from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.layers import merged_config
@@ -69,13 +69,9 @@ def _timed_step(trainer, model, optimizer, batch) -> float:
     return time.perf_counter() - start
 
 
-CONTENDERS = ("mle", "gold_cached", "gold_online", "dft", "pg_1_samples", "pg_4_samples")
-
-
-def run(
-    config: dict, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False, only=CONTENDERS
-) -> dict[str, float]:
-    task = task_config(validate_config(config), task_name)
+def demo_model(task: dict, examples: int) -> tuple[list[dict], object, torch.nn.Module]:
+    """(`examples` training records of the task's demo language, a tokenizer trained on them, the task's
+    model built from scratch, on the GPU when there is one), seeded: what a timed or measured step runs on."""
     if task["source"]["kind"] != "synthetic" or task["model"]["kind"] != "scratch":
         raise SystemExit("the benchmark builds the demo task and a model from scratch: pick a synthetic task")
     seed_everything(0)
@@ -84,7 +80,18 @@ def run(
     tokenizer = train_tokenizer(training_texts(records), task["tokenizer"]["kind"], task["tokenizer"]["vocab_size"])
     policy = initial_model(task["model"], tokenizer)
     if torch.cuda.is_available():
-        policy.cuda()  # the reward cache below runs on the device the trainers train on
+        policy.cuda()  # the reward cache and the trainers run on the device the model is on
+    return records, tokenizer, policy
+
+
+CONTENDERS = ("mle", "gold_cached", "gold_online", "dft", "pg_1_samples", "pg_4_samples")
+
+
+def run(
+    config: dict, task_name: str, steps: int, warmup: int, batch_size: int, examples: int, bf16: bool = False, only=CONTENDERS
+) -> dict[str, float]:
+    task = task_config(validate_config(config), task_name)
+    records, tokenizer, policy = demo_model(task, examples)
     lengths = (task["max_source_length"], task["max_target_length"])
     cache = token_nll_table(policy, tokenizer, records, *lengths, batch_size)
     dataset = attach_cached_rewards(tokenize_records(records, tokenizer, *lengths), cache)
@@ -97,13 +104,13 @@ def run(
     def gold(rewards: str):
         settings = ObjectiveSettings.from_config({**task["fine_tune"], **objective, "rewards": rewards})
         model = copy.deepcopy(policy)
-        frozen_model = frozen_copy(policy) if rewards == "online" else None
+        frozen_model = model_from_weights(policy) if rewards == "online" else None
         trainer = FineTuneTrainer(
             model=model,
             args=training_arguments(0.0, bf16),
             data_collator=collate,
             processing_class=tokenizer,
-            helpers=HelperModels(settings, lagged=frozen_copy(policy), frozen=frozen_model),
+            helpers=HelperModels(settings, lagged=model_from_weights(policy), frozen=frozen_model),
         )
         return trainer, model
 

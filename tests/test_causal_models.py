@@ -23,7 +23,7 @@ from gold_textgen.evaluation.decoding import generate_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.prompt_completion import PromptCompletionLM, build_causal_model
 from gold_textgen.models.transformer import initial_model
-from gold_textgen.training.helper_models import frozen_copy
+from gold_textgen.training.helper_models import model_from_weights
 
 TINY_CAUSAL = {"d_model": 16, "ffn_dim": 32, "decoder_layers": 2, "attention_heads": 2, "max_position_embeddings": 64, "dropout": 0.0}
 LENGTH = 10
@@ -85,7 +85,7 @@ def test_gold_s_loss_on_a_causal_model_is_the_formula_by_hand(setup, tmp_path):
     _, tokenizer, model, encoded = setup
     u, c = 0.1, 0.05
     settings = objective_settings(reward="s", min_weight=u, floor=c, baseline=0.0, rewards="online", label_smoothing=0.0)
-    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=frozen_copy(model))
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=model_from_weights(model))
     collate = trainer.data_collator
     model.train()  # the training loss (in eval mode the trainer reports the plain NLL); no dropout here
     try:

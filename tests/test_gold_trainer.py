@@ -17,7 +17,7 @@ from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
 from gold_textgen.training.checkpoint_state import LaggedPolicySync
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, token_logprobs
-from gold_textgen.training.helper_models import HelperModels, frozen_copy
+from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
 from gold_textgen.workflow.errors import ConfigError
@@ -43,7 +43,7 @@ def make_trainer(
         args=arguments,
         data_collator=collator,
         processing_class=tokenizer,
-        helpers=HelperModels(objective, lagged=frozen_copy(model), frozen=frozen_model, truncation=truncation),
+        helpers=HelperModels(objective, lagged=model_from_weights(model), frozen=frozen_model, truncation=truncation),
     )
 
 
@@ -56,7 +56,9 @@ def test_cached_and_online_rewards_give_the_same_loss(setup, tmp_path):
     for reward in ("p", "s"):
         settings = dict(reward=reward, min_weight=0.1, floor=0.05 if reward == "s" else 1.0, baseline=-60.0 if reward == "p" else 0.0)
         cached = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="cached"))
-        online = make_trainer(tmp_path, model, tokenizer, objective_settings(**settings, rewards="online"), frozen_model=frozen_copy(model))
+        online = make_trainer(
+            tmp_path, model, tokenizer, objective_settings(**settings, rewards="online"), frozen_model=model_from_weights(model)
+        )
         model.train()
         with torch.no_grad():
             batch = collate([cached_set[i] for i in range(8)])
@@ -79,7 +81,7 @@ def test_reward_cache_must_match_the_tokenized_references(setup):
 def test_lagged_policy_changes_exactly_at_multiples_of_k(setup):
     _, tokenizer, _ = setup
     policy = build_scratch_model(TINY_MODEL, tokenizer)
-    lagged = frozen_copy(policy)
+    lagged = model_from_weights(policy)
     sync = LaggedPolicySync(lagged, every=3)
     snapshots = []
     for step in range(1, 8):
@@ -98,12 +100,12 @@ def test_with_each_epoch_pi_tilde_is_also_copied_when_an_epoch_ends_and_after_a_
     """The authors' fairseq_cli/train.py (line 154) re-copies pi_tilde at every epoch start: 4 updates an epoch, k = 3."""
     _, tokenizer, _ = setup
     policy = build_scratch_model(TINY_MODEL, tokenizer)
-    straight = LaggedPolicySync(frozen_copy(policy), every=3, each_epoch=True)
+    straight = LaggedPolicySync(model_from_weights(policy), every=3, each_epoch=True)
     straight.on_train_begin(None, SimpleNamespace(epoch=0.0), None)
     for step in range(1, 10):
         straight.on_step_end(None, SimpleNamespace(global_step=step, epoch=step / 4), None, model=policy)
     assert straight.sync_steps == [3, 4, 6, 8, 9]
-    resumed = LaggedPolicySync(frozen_copy(policy), every=3, each_epoch=True)
+    resumed = LaggedPolicySync(model_from_weights(policy), every=3, each_epoch=True)
     resumed.on_train_begin(None, SimpleNamespace(epoch=5 / 4), None)  # from the checkpoint of update 5
     for step in range(6, 10):
         resumed.on_step_end(None, SimpleNamespace(global_step=step, epoch=step / 4), None, model=policy)
@@ -179,7 +181,7 @@ def test_the_helper_models_run_in_the_policys_mixed_precision(setup, tmp_path, b
     dataset = tokenize_records(records, tokenizer, 12, 12)
     batch = DataCollatorForSeq2Seq(tokenizer, model=model)([dataset[i] for i in range(4)])
     settings = objective_settings(reward="s", min_weight=0.1, floor=0.05, rewards="online")
-    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=frozen_copy(model), bf16=bf16)
+    trainer = make_trainer(tmp_path, model, tokenizer, settings, frozen_model=model_from_weights(model), bf16=bf16)
     seen = []
     for helper in (trainer.helpers.lagged, trainer.helpers.frozen):
         forward = helper.forward

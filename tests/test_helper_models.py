@@ -21,7 +21,7 @@ from yaml import safe_load
 
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
-from gold_textgen.training.helper_models import HelperModels, frozen_copy, model_from_weights, patched_modules
+from gold_textgen.training.helper_models import HelperModels, model_from_weights, patched_modules
 from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 trl = pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
@@ -279,7 +279,7 @@ def test_the_sft_trainer_follows_the_workflow_trainers_losses_and_weights(setup,
     workflow.train()
 
     policy = copy.deepcopy(start.language_model)
-    loss = ObjectiveLoss(**settings, reference_model=frozen_copy(start.language_model))
+    loss = ObjectiveLoss(**settings, reference_model=model_from_weights(start.language_model))
     config = sft_config(tmp_path / "sft", steps, batch_size)
     library = ObjectiveSFTTrainer(
         model=policy, args=config, train_dataset=dataset(sft_rows(records, tokenizer)), processing_class=tokenizer, objective=loss

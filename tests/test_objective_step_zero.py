@@ -10,7 +10,7 @@ from transformers import Seq2SeqTrainingArguments
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.dropout_state import forward_without_dropout, without_dropout
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
-from gold_textgen.training.helper_models import HelperModels, frozen_copy
+from gold_textgen.training.helper_models import HelperModels, model_from_weights
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +27,7 @@ def step_zero(tmp_path, tokenizer, model, batch, **settings):
         model=model,
         args=arguments,
         processing_class=tokenizer,
-        helpers=HelperModels(objective, lagged=frozen_copy(model), frozen=frozen_copy(model)),
+        helpers=HelperModels(objective, lagged=model_from_weights(model), frozen=model_from_weights(model)),
     )
     model.train()
     torch.manual_seed(1)  # the dropout masks, where dropout is on

@@ -17,7 +17,7 @@ from gold_textgen.objectives.proximal import clipped_surrogate_sum
 from gold_textgen.objectives.table import LOSSES
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
-from gold_textgen.training.helper_models import HelperModels, frozen_copy
+from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.workflow.objective_catalog import COMMON_SETTINGS
 from gold_textgen.workflow.objective_catalog import LOSSES as CATALOG
 from gold_textgen.workflow.schema import load_schema
@@ -124,7 +124,7 @@ def test_every_loss_has_a_table_entry_and_its_settings_in_the_schema():
 @pytest.fixture(scope="module")
 def tiny():
     tokenizer, (model, other), batch = tiny_transformer_batch(models=2)  # other: a different frozen model
-    return tokenizer, model, frozen_copy(other), batch
+    return tokenizer, model, model_from_weights(other), batch
 
 
 def trainer_loss(tmp_path, tokenizer, model, frozen, batch, **settings) -> torch.Tensor:

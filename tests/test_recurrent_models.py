@@ -23,7 +23,7 @@ from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.objectives.gold import after_eos_term, importance_weights, per_token_rewards, windowed_returns
 from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nll
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
-from gold_textgen.training.helper_models import HelperModels, frozen_copy
+from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.reward_cache import attach_cached_rewards
 
 LENGTHS = {"max_new_tokens": 8, "min_new_tokens": 1, "no_repeat_ngram_size": 0, "length_penalty": 1.0}
@@ -241,11 +241,11 @@ def test_gold_loss_on_a_copy_model_equals_the_objective_functions(tmp_path):
     records = copy_task(16, seed=1)
     tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(20))], copy_slots=6)
     model = initial_model(tiny_recurrent("pointer_generator", coverage=True, coverage_loss_weight=0.5), tokenizer)
-    lagged = frozen_copy(model)
+    lagged = model_from_weights(model)
     with torch.no_grad():
         for parameter in lagged.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))  # pi_tilde differs from the policy
-    rewards = token_nll_table(frozen_copy(model), tokenizer, records, 12, 12, batch_size=4)  # p_MLE: the starting model
+    rewards = token_nll_table(model_from_weights(model), tokenizer, records, 12, 12, batch_size=4)  # p_MLE: the starting model
     dataset = attach_cached_rewards(tokenize_records(records, tokenizer, 12, 12), rewards)
     settings = objective_settings(reward="s", min_weight=0.1, floor=0.05, label_smoothing=0.1)
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
@@ -303,7 +303,7 @@ def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
     records = copy_task(8, seed=3)
     tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(20))], copy_slots=6)
     model = initial_model(tiny_recurrent(architecture), tokenizer)
-    frozen = frozen_copy(model)
+    frozen = model_from_weights(model)
     with torch.no_grad():
         for parameter in frozen.parameters():
             parameter.add_(0.05 * torch.randn_like(parameter))  # pi_tilde / the anchor differ from the policy

@@ -20,7 +20,7 @@ from transformers import DataCollatorForSeq2Seq
 
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.objectives.loss_truncation import LossTruncation
-from gold_textgen.training.helper_models import frozen_copy
+from gold_textgen.training.helper_models import model_from_weights
 from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 LENGTH = 10
@@ -55,7 +55,7 @@ def both_losses(setup, tmp_path, name: str):
     records, tokenizer, start, _ = setup
     settings = {**OBJECTIVES[name], "rewards": "online"}
     policy = copy.deepcopy(start)
-    reference = frozen_copy(start)  # the model fine-tuning starts from: rewards, ASFT's anchor
+    reference = model_from_weights(start)  # the model fine-tuning starts from: rewards, ASFT's anchor
     objective = objective_settings(**settings)
     truncation = None
     if objective.loss == "loss_truncation":

@@ -89,10 +89,6 @@ class LaggedPolicySync(WeightsInCheckpoints):
         self.sync_steps: list[int] = []
         self.epochs_done = 0
 
-    @property
-    def lagged_model(self):
-        return self.model
-
     def on_train_begin(self, args, state, control, **kwargs):
         self.epochs_done = math.floor(state.epoch or 0)  # a resumed run counts from its checkpoint's epoch
 

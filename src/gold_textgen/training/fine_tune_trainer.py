@@ -99,8 +99,6 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
         logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
-        if self.objective.uses_rewards and self.objective.rewards == "cached" and cached is None:
-            raise ValueError(f"cached rewards requested but the batch has no '{REWARD_FIELD}' field")
         # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
         # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
         with self.accelerator.autocast():

@@ -99,11 +99,6 @@ def model_from_weights(model: PreTrainedModel) -> PreTrainedModel:
     return clone.eval()
 
 
-def frozen_copy(model: PreTrainedModel) -> PreTrainedModel:
-    """A frozen helper holding `model`'s current weights (see `model_from_weights`)."""
-    return model_from_weights(model)
-
-
 class AdapterHelper:
     """A helper model that is one more LoRA adapter of the policy's own module: the base weights are the
     policy's (one copy in memory), the adapter named `name` holds the helper's own low-rank weights, a copy
@@ -117,30 +112,30 @@ class AdapterHelper:
         self.source, self.name = peft.active_adapter, name
         if name not in peft.peft_config:  # a Trainer resuming a peft model loads every adapter its checkpoint holds
             peft.add_adapter(name, copy.deepcopy(peft.peft_config[self.source]))
-        for tensor in self.parameters():
+        # Each adapter's weights by their names without the adapter's (the same keys for every adapter),
+        # looked up once: the tensors stay, and a forward pass asks for them every step.
+        self.own, self.policy_adapter = self._tensors(name), self._tensors(self.source)
+        for tensor in self.own.values():
             tensor.requires_grad_(False)
         self.copy_from_policy()
         if isinstance(self.policy, PreTrainedModel):  # save_pretrained drops these keys
-            own = {full for full, _ in self._named(name)}
-            self.policy._keys_to_ignore_on_save = set(self.policy._keys_to_ignore_on_save or ()) | own
+            self.policy._keys_to_ignore_on_save = set(self.policy._keys_to_ignore_on_save or ()) | set(self._full_names)
 
-    def _named(self, adapter: str) -> list[tuple[str, torch.nn.Parameter]]:
+    def _tensors(self, adapter: str) -> dict[str, torch.nn.Parameter]:
         marker = re.compile(rf"\.{re.escape(adapter)}(?=\.|$)")
-        return [(name, tensor) for name, tensor in self.policy.named_parameters() if marker.search(name)]
-
-    def tensors(self, adapter: str) -> dict[str, torch.nn.Parameter]:
-        """`adapter`'s weights by their names without the adapter's (the same keys for every adapter)."""
-        marker = re.compile(rf"\.{re.escape(adapter)}(?=\.|$)")
-        return {marker.sub("", name): tensor for name, tensor in self._named(adapter)}
+        named = [(name, tensor) for name, tensor in self.policy.named_parameters() if marker.search(name)]
+        if adapter == self.name:
+            self._full_names = [name for name, _ in named]
+        return {marker.sub("", name): tensor for name, tensor in named}
 
     def parameters(self) -> Iterator[torch.nn.Parameter]:
-        return iter(self.tensors(self.name).values())
+        return iter(self.own.values())
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        return dict(self.tensors(self.name))
+        return dict(self.own)
 
     def load_state_dict(self, state: dict[str, torch.Tensor], strict: bool = True):
-        own = self.tensors(self.name)
+        own = self.own
         missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own))
         if strict and (missing or unexpected):
             raise ValueError(f"adapter weights do not match: missing {missing or 'nothing'}, unexpected {unexpected or 'nothing'}")
@@ -151,7 +146,7 @@ class AdapterHelper:
 
     def copy_from_policy(self) -> None:
         """This adapter's weights := the policy's adapter's (pi_tilde's sync)."""
-        self.load_state_dict(self.tensors(self.source))
+        self.load_state_dict(self.policy_adapter)
 
     def to(self, device) -> AdapterHelper:  # it lives in the policy's module, on its device
         return self
@@ -267,7 +262,7 @@ class HelperModels:
                 batch.lagged = reference_logprobs(logprobs(self.lagged), labels)
             if settings.uses_rewards and settings.rewards == "cached":
                 if cached is None:
-                    raise ValueError("cached rewards requested but the batch has none")
+                    raise ValueError("cached rewards requested but the batch carries none: attach the reward cache to the training set")
                 batch.mle = cached
             elif settings.uses_rewards:
                 batch.mle = reference_logprobs(logprobs(self.frozen), labels)
