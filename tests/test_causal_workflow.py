@@ -16,7 +16,14 @@ from safetensors import safe_open
 
 pytestmark = pytest.mark.workflow
 TEST_SIZED = {
-    "experiment": {"objectives": ["mle", "gold_s"], "seeds": [1], "allow_unconverged_mle": True, "sweep_decoders": []},
+    # The base's name kept: test-sized settings of the causal demo itself (an unnamed overlay gets its own folder).
+    "experiment": {
+        "name": "causal_demo",
+        "objectives": ["mle", "gold_s"],
+        "seeds": [1],
+        "allow_unconverged_mle": True,
+        "sweep_decoders": [],
+    },
     "analysis": {"num_examples": 3, "human_eval_items": 10, "bootstrap_resamples": 200},
     "tasks": {
         "demo": {

@@ -45,14 +45,15 @@ def test_overrides_are_checked_with_the_config_and_a_bad_key_is_named_with_its_p
     monkeypatch.chdir(REPO)
     config, layer = checked_config(REPO / "config.yaml", [], ["experiment.seeds=[1]", "tasks.demo.fine_tune.sync_every=7"])
     assert config["experiment"]["seeds"] == [1] and config["tasks"]["demo"]["fine_tune"]["sync_every"] == 7
-    assert layer["experiment"]["name"] == "demo"  # the overrides keep the experiment's own name
+    assert config["experiment"]["name"] == "demo" and "name" not in layer["experiment"]  # the overrides keep the name
     with pytest.raises(ConfigError, match=r"unknown config key experiment\.seedz .*\(set in --set\)"):
         checked_config(REPO / "config.yaml", [], ["experiment.seedz=[1]"])
     with pytest.raises(ConfigError, match=r"config key tasks\.demo\.fine_tune\.learning_rate: -1 .*\(set in --set\)"):
         checked_config(REPO / "config.yaml", [], ["tasks.demo.fine_tune.learning_rate=-1"])
     objectives = REPO / "configs" / "objectives.yaml"
     config, layer = checked_config(REPO / "config.yaml", [objectives], ["experiment.seeds=[2]"])
-    assert config["experiment"]["name"] == layer["experiment"]["name"] == "objectives"
+    # The overrides change settings, not the name: the files' experiment keeps its folder.
+    assert config["experiment"]["name"] == "objectives" and layer == {"experiment": {"seeds": [2]}}
 
 
 def test_every_subcommand_has_help():
@@ -73,3 +74,17 @@ def test_a_dry_run_with_an_override(monkeypatch, tmp_path):
     monkeypatch.chdir(REPO)
     result = CliRunner().invoke(main, ["run", "config.yaml", "--set", "experiment.seeds=[1]", "-n"])
     assert result.exit_code == 0, result.output
+
+
+def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_experiment(monkeypatch):
+    """Snakemake reads every word after --configfile as one more config file; --replace is the explicit
+    way to retrain in place what another config made under the name (workflow/experiment_index.py)."""
+    monkeypatch.chdir(REPO)
+    calls = []
+    monkeypatch.setattr("gold_textgen.cli.main.subprocess.call", lambda command, env: calls.append((command, env)) or 0)
+    target = "results/smoke/tables/main.csv"
+    result = CliRunner().invoke(main, ["run", "configs/smoke.yaml", "--target", target, "--replace", "--cores", "1"])
+    assert result.exit_code == 0, result.output
+    command, env = calls[0]
+    assert command.index(target) < command.index("--configfile") and command[-1] == "configs/smoke.yaml"
+    assert env["GOLD_TEXTGEN_REPLACE"] == "smoke"

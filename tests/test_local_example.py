@@ -20,7 +20,8 @@ SIZES = {"train": 300, "valid": 30, "test": 30}
 # Only sizes change: the example's data source, tokenizer kind, objectives and decoders are used as written
 # (the real run below trains two of the objectives; a dry run plans all of them).
 TEST_SIZED = {
-    "experiment": {"seeds": [1], "allow_unconverged_mle": True},  # a few updates: MLE cannot finish
+    # The base's name kept (an unnamed overlay gets a folder of its own); a few updates: MLE cannot finish.
+    "experiment": {"name": "local_example", "seeds": [1], "allow_unconverged_mle": True},
     "analysis": {"num_examples": 3, "human_eval_items": 10, "bootstrap_resamples": 200},
     "tasks": {
         "my_corpus": {
@@ -65,7 +66,7 @@ def test_the_local_example_runs_end_to_end_on_a_users_files(tmp_path):
     planned = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", *configs).stdout)
     assert planned["train_mle"] == 1 and planned["fine_tune"] == 4  # the control and GOLD-delta, -p, -s
     two_objectives = tmp_path / "two_objectives.yaml"
-    two_objectives.write_text(yaml.safe_dump({"experiment": {"objectives": ["mle", "gold_s"]}}))
+    two_objectives.write_text(yaml.safe_dump({"experiment": {"name": "local_example", "objectives": ["mle", "gold_s"]}}))
     run_snakemake(tmp_path, "--cores", "2", *configs, str(two_objectives))
 
     for split, size in SIZES.items():

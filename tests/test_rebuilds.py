@@ -110,9 +110,8 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
     shutil.copytree(tiny_run, workdir, symlinks=True)
     reported = {"mle": {"bleu": 10.0, "perplexity": 3.0}, "gold_s": {"bleu": 20.0, "rouge2": 5.0}, "lead3": {"rouge2": 1.0}}
     overlay = tmp_path / "compare.yaml"
-    overlay.write_text(
-        yaml.safe_dump({"tasks": {"demo": {"baselines": ["lead3"], "paper_results": [{"table": "T", "model": "M", "results": reported}]}}})
-    )
+    compared = {"baselines": ["lead3"], "paper_results": [{"table": "T", "model": "M", "results": reported}]}
+    overlay.write_text(yaml.safe_dump({"experiment": {"name": "smoke"}, "tasks": {"demo": compared}}))  # the smoke experiment, extended
     targets = ("results/smoke/tables/paper_comparison.csv", "results/smoke/baselines/demo/lead3/test.json")
     configs = ("--configfile", str(REPO / "configs" / "smoke.yaml"), str(overlay))
     assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs).stdout) == {"lead3": 1, "paper_comparison": 1}

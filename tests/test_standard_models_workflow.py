@@ -51,7 +51,7 @@ def check_outputs(workdir: Path, task: str, architecture: str, objectives: tuple
 def test_a_pointer_generator_runs_the_whole_workflow(tmp_path):
     model = {"architecture": "pointer_generator", "coverage": True, "coverage_loss_weight": 1.0, **TINY}
     overlay = {
-        "experiment": {"tasks": ["demo"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
+        "experiment": {"name": "smoke", "tasks": ["demo"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
         "tasks": {"demo": {"model": model, "tokenizer": {"copy_slots": 16}}},
     }
     check_outputs(run_overlay(tmp_path, overlay, "demo"), "demo", "pointer_generator")
@@ -73,7 +73,7 @@ def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_p
     # MLE alone: fine-tuning a recurrent copy model is the pointer-generator's test above; the words and
     # features read here reach training, evaluation and every decoder through the MLE model.
     overlay = {
-        "experiment": {"tasks": ["nqg_real"], "objectives": ["mle"], "seeds": [1], "sweep_decoders": SWEEP},
+        "experiment": {"name": "smoke", "tasks": ["nqg_real"], "objectives": ["mle"], "seeds": [1], "sweep_decoders": SWEEP},
         "analysis": {"gold_objective": None},
         "tasks": {"nqg_real": real},
     }

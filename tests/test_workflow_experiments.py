@@ -59,6 +59,31 @@ def test_a_second_experiment_leaves_the_first_ones_files_alone(tiny_run, tmp_pat
     assert record["name"] == "second" and not record["complete"] and record["config_files"][-1] == str(config)
 
 
+@pytest.mark.workflow
+def test_another_config_under_an_existing_name_is_refused_and_an_unnamed_overlay_gets_its_own_folder(tiny_run, tmp_path):
+    """A copy of the smoke config with another learning rate, still named smoke, would retrain the smoke
+    models in place: refused before any job starts, naming the way out; the models stay as they were. The
+    same change as an unnamed overlay plans its models in a folder of its own."""
+    workdir = tmp_path / "folder"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    models = workdir / "results" / "smoke" / "models"
+    before = digests(models)
+    other = yaml.safe_load(SMOKE.read_text())
+    other["tasks"]["demo"]["mle"]["learning_rate"] = 1e-3
+    copy = tmp_path / "my_smoke.yaml"
+    copy.write_text(yaml.safe_dump(other))
+    result = run_snakemake(workdir, "--cores", "1", "results/smoke/models/demo/mle/seed1", "--configfile", str(copy), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "results/smoke/ belongs to the experiment made by configs/smoke.yaml; this run" in said, said[-3000:]
+    assert "GOLD_TEXTGEN_REPLACE=smoke" in said
+    assert digests(models) == before
+    overlay = tmp_path / "faster.yaml"
+    overlay.write_text(yaml.safe_dump({"tasks": {"demo": {"mle": {"learning_rate": 1e-3}}}}))
+    planned = run_snakemake(workdir, "-n", "--configfile", str(SMOKE), str(overlay)).stdout
+    assert "results/smoke.faster/models/demo/mle/seed1" in planned and "results/smoke/models/" not in planned
+
+
 # Every shipped experiment: a config alone, or an overlay after its base.
 SHIPPED = [[name] for name in ("config.yaml",)] + [
     [f"configs/{path.name}"] for path in sorted((REPO / "configs").glob("*.yaml")) if not path.name.startswith(("paper_", "nqg_real_"))
@@ -166,6 +191,7 @@ def test_a_config_without_a_name_is_named_after_its_file(tmp_path):
     mine = tmp_path / "my_run.yaml"
     mine.write_text(yaml.safe_dump({"experiment": {"seeds": [1]}}))
     assert experiment_of([str(mine)])["name"] == "my_run"
+    assert experiment_of(["configs/smoke.yaml", str(mine)])["name"] == "smoke.my_run"  # never the base's folder
     assert experiment_of(["config.yaml"])["name"] == "demo"
 
 

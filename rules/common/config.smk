@@ -45,7 +45,8 @@ try:
 except ConfigError as error:
     raise WorkflowError(f"invalid configuration file: {error}")
 gold_layers.take_switched_sources(config, CONFIG_LAYERS)
-config.setdefault("experiment", {})["name"] = gold_layers.experiment_name(CONFIG_LAYERS)
+EXPERIMENT_NAME, EXPERIMENT_SOURCES = gold_layers.name_sources(CONFIG_LAYERS)
+config.setdefault("experiment", {})["name"] = EXPERIMENT_NAME
 try:
     gold_schema.validate_config(config)
 except ConfigError as error:
@@ -183,15 +184,22 @@ onsuccess:
         score for task in EXPERIMENT["tasks"] for score in scores_written(task)
     ):
         logger.warning(f"WARNING: {message}")
-    # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py).
+    # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py):
+    # complete when this run's jobs covered every default target (then nothing of `all` is pending).
+    built = {str(output) for job in workflow.dag.jobs for output in job.output}
+    record_experiment(complete=set(map(str, final_outputs(None))) <= built)
+
+
+def record_experiment(complete):
     code = workflow_code()
     gold_experiment_index.record_run(
         RESULTS,
         EXPERIMENT["name"],
         EXPERIMENT["extends"],
+        gold_experiment_index.source_labels(EXPERIMENT_SOURCES, Path(workflow.basedir)),
         [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
         code,
-        complete=all(Path(output).exists() for output in final_outputs(None)),
+        complete=complete,
     )
     gold_experiment_index.write_index("results", code)
 
@@ -219,8 +227,22 @@ onstart:
     # Before the first submission: a SLURM run on a host without SLURM's commands would otherwise retry
     # every job and end with "No such file or directory: 'sbatch'".
     problem = gold_cluster.slurm_client_problem(getattr(workflow.executor_plugin, "name", None))
+    # One experiment per folder: models another config made under this name are not retrained in place.
+    problem = problem or gold_experiment_index.takeover_problem(
+        RESULTS,
+        EXPERIMENT["name"],
+        gold_experiment_index.source_labels(EXPERIMENT_SOURCES, Path(workflow.basedir)),
+        [
+            str(output)
+            for job in workflow.dag.needrun_jobs()
+            if job.rule.name in ("train_mle", "fine_tune")
+            for output in job.output
+            if Path(output).exists()
+        ],
+    )
     if problem:
         raise WorkflowError(problem)
+    record_experiment(complete=None)
 
 
 ANALYSIS = gold_views.analysis_settings(config)

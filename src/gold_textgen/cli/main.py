@@ -14,7 +14,9 @@ import click
 import yaml
 
 from ..workflow.errors import ConfigError
+from ..workflow.experiment_index import REPLACE_VARIABLE
 from ..workflow.files import write_text
+from ..workflow.layers import OVERRIDES_SUFFIX
 from .cost import cost_report, dry_run
 from .overrides import checked_config
 
@@ -52,7 +54,7 @@ def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -
     if overrides:
         text = yaml.safe_dump(layer, sort_keys=False)
         digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        path = OVERRIDE_FOLDER / f"{config['experiment']['name']}.{digest}.overrides.yaml"
+        path = OVERRIDE_FOLDER / f"{config['experiment']['name']}.{digest}{OVERRIDES_SUFFIX}"
         write_text(path, text)
         arguments.append(str(path))
     return config, (["--configfile", *arguments] if arguments else [])
@@ -89,13 +91,16 @@ def main() -> None:
 @click.option("--cores", default="all", show_default=True, help="local cores (ignored with --profile)")
 @click.option("-n", "--dry-run", is_flag=True, help="show what would run, run nothing")
 @click.option("--target", "targets", multiple=True, help="build only this output (repeatable)")
-def run(configs, overrides, profile, cores, dry_run, targets) -> None:
+@click.option("--replace", is_flag=True, help="retrain in place the models another config made under this experiment's name")
+def run(configs, overrides, profile, cores, dry_run, targets, replace) -> None:
     """Run an experiment: CONFIGS (config files, merged over config.yaml in order) with any --set overrides."""
-    _, arguments = experiment_arguments(configs, overrides)
-    command = [*snakemake_command(), *(["--profile", profile] if profile else ["--cores", cores]), *arguments]
-    command += [*(["-n"] if dry_run else []), *targets]
+    config, arguments = experiment_arguments(configs, overrides)
+    # Targets before --configfile: Snakemake reads every word after it as one more config file.
+    command = [*snakemake_command(), *(["--profile", profile] if profile else ["--cores", cores]), *targets]
+    command += [*(["-n"] if dry_run else []), *arguments]
+    environment = {**os.environ, **({REPLACE_VARIABLE: config["experiment"]["name"]} if replace else {})}
     click.echo(" ".join(command), err=True)
-    raise SystemExit(subprocess.call(command))
+    raise SystemExit(subprocess.call(command, env=environment))
 
 
 @main.command()

@@ -11,11 +11,10 @@ from pathlib import Path
 import yaml
 
 from ..workflow.errors import ConfigError
-from ..workflow.layers import config_layers, experiment_name, merge_layers, where_set
+from ..workflow.layers import SET_LAYER, config_layers, merge_layers, where_set
 from ..workflow.schema import validate_config
 from ..workflow.strict_yaml import load_strict
 
-OVERRIDES = "--set"
 KEY = re.compile(r"^[A-Za-z_][\w-]*$")
 
 
@@ -46,14 +45,12 @@ def overrides_layer(items: Sequence[str]) -> dict:
 
 
 def checked_config(base: Path, config_files: Sequence[Path], items: Sequence[str]) -> tuple[dict, dict]:
-    """(the validated config, the override layer with the experiment's name) for `config_files` over
+    """(the validated config, the override layer) for `config_files` over
     `base` with the `--set` items; a ConfigError names the key and where it was set."""
     overlays = [path for path in config_files if Path(path).resolve() != base.resolve()]
     layers = config_layers(base, overlays)
     layer = overrides_layer(items)
-    name = experiment_name(layers)  # the files' experiment: the overrides' own file must not rename it
-    layer.setdefault("experiment", {}).setdefault("name", name)
-    layers.append((OVERRIDES, layer))
+    layers.append((SET_LAYER, layer))  # settings only: the experiment keeps the name its files give it
     try:
         config = validate_config(merge_layers(layers))
     except ConfigError as error:

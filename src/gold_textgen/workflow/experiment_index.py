@@ -1,7 +1,10 @@
 """The experiments of one results folder: each records how it was last run (results/<name>/experiment.json,
-written when a run of it succeeds), and results/index.md and index.html list them all, one line each:
-name, config files and their digest, when it last finished, whether it is still current, and links to its
-tables, figures and report.
+written when a run starts and again when it succeeds), and results/index.md and index.html list them all,
+one line each: name, config files and their digest, when it last finished, whether it is still current,
+and links to its tables, figures and report.
+
+A folder belongs to the config files that name its experiment (the record's `sources`): a run from other
+files under the same name that would retrain its models in place is refused before it starts.
 
 "Current" is judged from what the record holds, cheaply: the config files still exist with the digest
 they had, and the workflow's code is the code the run used. A full check of every file is
@@ -12,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,26 +36,82 @@ def config_digest(configfiles: Sequence[str | Path]) -> str | None:
     return digest.hexdigest()[:16]
 
 
+REPLACE_VARIABLE = "GOLD_TEXTGEN_REPLACE"
+
+
+def source_labels(sources: Sequence[str], project: Path) -> list[str]:
+    """The config files an experiment's folder belongs to (layers.name_sources), each relative to the project
+    (else to the working folder, else absolute), so a fresh clone with the results copied in names them alike."""
+    labels = []
+    for where in sources:
+        if where.startswith("--"):
+            labels.append(where)
+            continue
+        path = Path(where).resolve()
+        for root in (project.resolve(), Path.cwd().resolve()):
+            if path.is_relative_to(root):
+                labels.append(str(path.relative_to(root)))
+                break
+        else:
+            labels.append(str(path))
+    return labels
+
+
+def read_record(results_dir: str | Path) -> dict | None:
+    path = Path(results_dir) / RECORD
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def takeover_problem(results_dir: str | Path, name: str, sources: Sequence[str], overwritten: Sequence[str]) -> str | None:
+    """Why a run must not start (None: it may): its experiment's folder holds models another config made
+    (the record names it), and the run would retrain `overwritten` of them in place. Setting the
+    environment variable GOLD_TEXTGEN_REPLACE to the experiment's name lets it."""
+    record = read_record(results_dir)
+    recorded = (record or {}).get("sources")
+    if not overwritten or recorded is None or list(recorded) == list(sources) or os.environ.get(REPLACE_VARIABLE) == name:
+        return None
+    return (
+        f"results/{name}/ belongs to the experiment made by {' + '.join(recorded)}; this run ({' + '.join(sources)}) "
+        f"would retrain {len(overwritten)} of its models in place ({overwritten[0]}{', ...' if len(overwritten) > 1 else ''}). "
+        f"Give this config an experiment.name of its own, or, to replace those models, run again with "
+        f"{REPLACE_VARIABLE}={name} (gold-textgen run --replace)"
+    )
+
+
 def record_run(
-    results_dir: str | Path, name: str, extends: str | None, configfiles: Sequence[str | Path], code: str, complete: bool
+    results_dir: str | Path,
+    name: str,
+    extends: str | None,
+    sources: Sequence[str],
+    configfiles: Sequence[str | Path],
+    code: str,
+    complete: bool | None,
 ) -> dict:
-    """Write results/<name>/experiment.json for a run that just succeeded; return the record."""
+    """Write results/<name>/experiment.json and return it: `complete` None when a run starts (its results
+    may change until it ends), else whether it built every default target (Snakefile `all`)."""
     files = [str(Path(path).resolve()) for path in configfiles]
+    previous = read_record(results_dir) or {}
     record = {
         "name": name,
         "extends": extends,
+        "sources": list(sources),
         "config_files": files,
         "config_digest": config_digest(files),
         "code_version": code,
-        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "complete": complete,
+        "started": previous.get("started") if complete is not None else time.strftime("%Y-%m-%d %H:%M:%S"),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S") if complete is not None else None,
+        "complete": bool(complete),
     }
     write_json(Path(results_dir) / RECORD, record)
     return record
 
 
 def status(record: dict, code: str) -> str:
-    """Whether an experiment's results are current, as far as its record tells."""
+    """Whether an experiment's results are current, as far as its record tells: `gold-textgen status` with
+    its config files runs Snakemake's dry run, and a record says "current" only where that plans nothing
+    (every default target built by one run, and neither config nor code changed since)."""
+    if record.get("finished") is None:
+        return "running, or stopped before it finished"
     if not record.get("complete"):
         return "partial (only some targets were built)"
     digest = config_digest(record["config_files"])
@@ -92,13 +152,14 @@ def write_index(root: str | Path, code: str) -> list[dict]:
     ]
     cells = []
     for row in rows:
+        finished = row["finished"] or "-"
         configs = ", ".join(Path(path).name for path in row["config_files"]) + f" ({row['config_digest']})"
         base = f" (extends {row['extends']})" if row.get("extends") else ""
         links = " ".join(f"[{label}]({target})" for label, target in row["links"]) or "none yet"
-        lines.append(f"| {row['name']}{base} | {configs} | {row['finished']} | {row['status']} | {links} |")
+        lines.append(f"| {row['name']}{base} | {configs} | {finished} | {row['status']} | {links} |")
         html_links = " ".join(f'<a href="{html.escape(target)}">{html.escape(label)}</a>' for label, target in row["links"])
         cells.append(
-            [html.escape(row["name"] + base), html.escape(configs), row["finished"], html.escape(row["status"]), html_links or "none yet"]
+            [html.escape(row["name"] + base), html.escape(configs), finished, html.escape(row["status"]), html_links or "none yet"]
         )
     lines += [
         "",

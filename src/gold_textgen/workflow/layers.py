@@ -84,16 +84,47 @@ def _deep_merge(base: dict, update: dict) -> dict:
     return merged
 
 
+# Layers that change settings, never the name: Snakemake's --config, gold-textgen's --set (and the file
+# it passes them in, named <experiment>.<digest>.overrides.yaml).
+SET_LAYER = "--set"
+SETTINGS_ONLY = ("--config", SET_LAYER)
+OVERRIDES_SUFFIX = ".overrides.yaml"
+
+
+def _settings_only(where: str) -> bool:
+    return where in SETTINGS_ONLY or where.endswith(OVERRIDES_SUFFIX)
+
+
+def _layer_name(layer: dict) -> str | None:
+    experiment = layer.get("experiment")
+    name = experiment.get("name") if isinstance(experiment, dict) else None
+    return str(name) if name else None
+
+
 def experiment_name(layers: Sequence[tuple[str, dict]]) -> str:
-    """The experiment's name: `experiment.name` as the last layer after config.yaml sets it; else the stem of
-    the last --configfile (configs/my_run.yaml -> my_run), so a config that forgets its name never writes
-    into another experiment's folder; else (config.yaml alone) the name config.yaml gives, `demo`."""
+    """The experiment's name (see name_sources)."""
+    return name_sources(layers)[0]
+
+
+def name_sources(layers: Sequence[tuple[str, dict]]) -> tuple[str, list[str]]:
+    """(the experiment's name, the layers it comes from). The name is `experiment.name` as the last layer
+    after config.yaml that sets it gives it, followed by the stem of every config file after that layer
+    that sets none: configs/smoke.yaml + my_overlay.yaml is `smoke.my_overlay`, so an overlay that forgets a
+    name gets a folder of its own and never retrains its base's models in place (an overlay that repeats its
+    base's name changes that experiment on purpose). With no name set: the stems of the config files
+    (configs/my_run.yaml -> my_run); with none, config.yaml's name, `demo`. --config and --set change
+    settings only. The sources are the first layer that gives the name, then those stems' files: what the
+    experiment's folder belongs to (experiment_index)."""
     base, *later = layers
-    for _, layer in reversed(later):
-        name = (layer.get("experiment") or {}).get("name") if isinstance(layer.get("experiment"), dict) else None
-        if name:
-            return str(name)
-    files = [where for where, _ in later if where != "--config"]
-    if files:
-        return Path(files[-1]).stem
-    return str((base[1].get("experiment") or {}).get("name") or "demo")
+    named = [index for index, (where, layer) in enumerate(later) if _layer_name(layer)]
+    if named:
+        name = _layer_name(later[named[-1]][1])
+        first = min(index for index in named if _layer_name(later[index][1]) == name)
+        sources, rest = [later[first][0]], later[named[-1] + 1 :]
+    else:
+        name, sources, rest = None, [], later
+    files = [where for where, _ in rest if not _settings_only(where)]
+    if name is None and not files:
+        return str(_layer_name(base[1]) or "demo"), [base[0]]
+    stems = [Path(where).stem for where in files]
+    return ".".join([name, *stems] if name else stems), sources + files

@@ -1,0 +1,81 @@
+"""One experiment per folder: the name an overlay gives, the files a folder belongs to, and the refusal
+of a run from other files that would retrain that folder's models in place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gold_textgen.workflow import experiment_index
+from gold_textgen.workflow.layers import name_sources
+
+BASE = ("config.yaml", {"experiment": {"name": "demo"}})
+SMOKE = ("configs/smoke.yaml", {"experiment": {"name": "smoke"}, "tasks": {}})
+
+
+@pytest.mark.parametrize(
+    ("layers", "name", "sources"),
+    [
+        ([BASE], "demo", ["config.yaml"]),
+        ([BASE, SMOKE], "smoke", ["configs/smoke.yaml"]),
+        # An unnamed overlay gets a folder of its own; --config and --set change settings only.
+        ([BASE, SMOKE, ("/tmp/fast.yaml", {"tasks": {}}), ("--config", {"x": 1})], "smoke.fast", ["configs/smoke.yaml", "/tmp/fast.yaml"]),
+        # An overlay that repeats its base's name is that experiment, changed on purpose.
+        ([BASE, SMOKE, ("/tmp/more.yaml", {"experiment": {"name": "smoke"}})], "smoke", ["configs/smoke.yaml"]),
+        # gold-textgen's --set file is no overlay of its own.
+        ([BASE, SMOKE, (".snakemake/gold-textgen/smoke.0a.overrides.yaml", {"tasks": {}})], "smoke", ["configs/smoke.yaml"]),
+        ([BASE, ("my.yaml", {}), ("b.yaml", {})], "my.b", ["my.yaml", "b.yaml"]),
+        ([BASE, SMOKE, ("other.yaml", {"experiment": {"name": "other"}})], "other", ["other.yaml"]),
+    ],
+)
+def test_the_name_and_the_files_an_experiment_comes_from(layers, name, sources):
+    assert name_sources(layers) == (name, sources)
+
+
+def test_config_files_are_labelled_relative_to_the_project(tmp_path, monkeypatch):
+    project, elsewhere = tmp_path / "clone", tmp_path / "work"
+    (project / "configs").mkdir(parents=True)
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    labels = experiment_index.source_labels([str(project / "configs" / "smoke.yaml"), "mine.yaml", "--config"], project)
+    assert labels == ["configs/smoke.yaml", "mine.yaml", "--config"]
+    outside = tmp_path / "other" / "x.yaml"
+    assert experiment_index.source_labels([str(outside)], project) == [str(outside.resolve())]
+
+
+def test_a_run_from_other_files_that_would_retrain_a_folders_models_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv(experiment_index.REPLACE_VARIABLE, raising=False)
+    experiment_index.record_run(tmp_path, "smoke", None, ["configs/smoke.yaml"], [], "code", complete=True)
+    models = ["results/smoke/models/demo/mle/seed1", "results/smoke/models/demo/gold_s/seed1"]
+    problem = experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models)
+    assert problem is not None
+    assert "belongs to the experiment made by configs/smoke.yaml" in problem and "copy_of_smoke.yaml" in problem
+    assert "retrain 2 of its models in place (results/smoke/models/demo/mle/seed1, ...)" in problem
+    assert "GOLD_TEXTGEN_REPLACE=smoke" in problem and "experiment.name of its own" in problem
+    # The same files (an edit of the experiment's own config), or nothing retrained in place: allowed.
+    assert experiment_index.takeover_problem(tmp_path, "smoke", ["configs/smoke.yaml"], models) is None
+    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], []) is None
+    # No record yet: nothing to protect by it.
+    assert experiment_index.takeover_problem(tmp_path / "none", "smoke", ["copy_of_smoke.yaml"], models) is None
+    # The explicit way to replace them names the experiment.
+    monkeypatch.setenv(experiment_index.REPLACE_VARIABLE, "other")
+    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models) is not None
+    monkeypatch.setenv(experiment_index.REPLACE_VARIABLE, "smoke")
+    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models) is None
+
+
+def test_a_record_says_current_only_after_a_run_that_built_every_target(tmp_path):
+    config = tmp_path / "smoke.yaml"
+    config.write_text("experiment: {name: smoke}\n")
+    started = experiment_index.record_run(tmp_path, "smoke", None, ["smoke.yaml"], [config], "code", complete=None)
+    assert started["finished"] is None and experiment_index.status(started, "code") == "running, or stopped before it finished"
+    partial = experiment_index.record_run(tmp_path, "smoke", None, ["smoke.yaml"], [config], "code", complete=False)
+    assert partial["started"] == started["started"] and experiment_index.status(partial, "code").startswith("partial")
+    done = experiment_index.record_run(tmp_path, "smoke", None, ["smoke.yaml"], [config], "code", complete=True)
+    assert experiment_index.status(done, "code") == "current"
+    assert experiment_index.status(done, "other code") == "code changed since"
+    config.write_text("experiment: {name: smoke, seeds: [2]}\n")
+    assert experiment_index.status(done, "code") == "config changed since"
+    assert json.loads(Path(tmp_path, "experiment.json").read_text())["sources"] == ["smoke.yaml"]
