@@ -259,6 +259,10 @@ NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers":
             lambda c: c["tasks"]["demo"]["tokenizer"].update(lowercase=True),
             r"tasks\.demo\.tokenizer\.lowercase: the model would write lowercase",
         ),
+        (
+            lambda c: c["tasks"]["demo"].update(metric="exact_match"),
+            r"tasks\.demo\.metric: exact_match scores final answers after '####' .* a synthetic source's references are sentences",
+        ),
         (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
         (
             lambda c: c["tasks"]["demo"]["tokenizer"].update(vocab_size=8),

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gold_textgen.data.prepare import SplitOverlapError, check_overlaps, prepare_dataset, split_overlaps, verify_dataset
+from gold_textgen.data.prepare import (
+    AnswerFormatError,
+    SplitOverlapError,
+    check_overlaps,
+    prepare_dataset,
+    split_overlaps,
+    verify_dataset,
+)
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import training_source_view, training_view, verification_view
@@ -39,6 +46,23 @@ def test_too_many_shared_pairs_stop_with_the_counts_and_the_setting(caplog):
         SplitOverlapError, match=r"task demo: 1 of the 4 test pairs \(25.0%\) also occur in the train split.*max_split_overlap"
     ):
         check_overlaps("demo", splits, max_share=0.2)
+
+
+def test_a_task_scored_by_final_answers_needs_references_that_state_them(tmp_path):
+    """exact_match on a local translation corpus: the data checks stop it before any table (the answer
+    metrics would score 0 for every model); GSM8K-style references pass."""
+    translation = {split: pairs("ein haus", "zwei katzen", "drei 3") for split in ("train", "valid", "test")}
+    prepared = {}
+    for split, records in translation.items():
+        prepared[split] = tmp_path / f"{split}.jsonl"
+        prepared[split].write_text("".join(json.dumps(record) + "\n" for record in records))
+    checks = {"max_split_overlap": 1.0, "answer_metric": "exact_match"}
+    with pytest.raises(AnswerFormatError, match=r"task demo: .* only 0 of the 3 valid references state one; choose bleu"):
+        verify_dataset(checks, prepared, tmp_path / "checks.json", task="demo")
+    solved = [{"id": str(i), "source": f"q{i}", "target": f"so {i} + 1 = {i + 1}\n#### {i + 1}"} for i in range(3)]
+    for split in prepared:
+        prepared[split].write_text("".join(json.dumps(record) + "\n" for record in solved))
+    assert verify_dataset(checks, prepared, tmp_path / "checks.json", task="demo")["sizes"]["valid"] == 3
 
 
 def test_one_file_for_every_split_is_refused_by_the_checks(tmp_path):

@@ -20,8 +20,13 @@ def evaluation_source_settings(wildcards):
 
 
 def verification_settings(wildcards):
-    """The source settings the data checks read (rule verify_dataset)."""
-    return gold_views.canonical(gold_views.verification_view(source_settings(wildcards)))
+    """The source settings the data checks read (rule verify_dataset), with the task's metric where it
+    scores final answers (their references must state them)."""
+    checks = gold_views.verification_view(source_settings(wildcards))
+    metric = task_settings(wildcards)["metric"]
+    if metric in gold_final_answer.ANSWER_METRIC_NAMES:
+        checks["answer_metric"] = metric
+    return gold_views.canonical(checks)
 
 
 def training_source_settings(wildcards):

@@ -1,5 +1,6 @@
 """The data stages: `prepare_dataset` writes splits (one job for train and valid, one for test), and
-`verify_dataset` checks the data set as a whole (archive checksum, pairs shared between splits, sizes).
+`verify_dataset` checks the data set as a whole (archive checksum, pairs shared between splits, sizes, and
+for a task scored by final answers, that its references state them).
 
 Three jobs, so that a setting only the test split reads (`num_test`, a test file) re-makes the test split
 and re-scores the models but never rewrites the training splits, so never retrains; and a setting only
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..evaluation.final_answer import states_answer
 from ..workflow.files import read_jsonl, write_json, write_jsonl
 from .records import check_unique_ids
 from .sources import load_source_splits
@@ -20,6 +22,13 @@ from .sources.download import verify
 
 log = logging.getLogger(__name__)
 HELD_OUT = ("valid", "test")
+
+
+MIN_ANSWER_SHARE = 0.5
+
+
+class AnswerFormatError(ValueError):
+    """A task scored by final answers whose references mostly state none."""
 
 
 class SplitOverlapError(ValueError):
@@ -80,6 +89,20 @@ def prepare_dataset(
     return sizes
 
 
+def check_answers_stated(task: str, splits: Mapping[str, list[dict]], metric: str) -> None:
+    """A task scored by final answers needs references that state them (a number after ####): most of the
+    held-out references must, or every score would be 0 whatever the model writes."""
+    for split in HELD_OUT:
+        references = [record["target"] for record in splits.get(split, [])]
+        stated = sum(map(states_answer, references))
+        if references and stated < MIN_ANSWER_SHARE * len(references):
+            raise AnswerFormatError(
+                f"task {task}: the metric {metric} scores final answers after '####', but only {stated} of the "
+                f"{len(references)} {split} references state one; choose bleu or rouge2 for this task (tasks.{task}.metric), "
+                "or write each reference's answer after '####'"
+            )
+
+
 def verify_dataset(
     checks: dict, prepared: Mapping[str, str | Path], report: str | Path, archive: str | Path | None = None, task: str = "?"
 ) -> dict:
@@ -90,6 +113,8 @@ def verify_dataset(
         verify(archive, checks.get("checksum"), checks.get("url") or str(archive))  # also a file placed by hand
     splits = {split: read_jsonl(location) for split, location in prepared.items()}
     check_overlaps(task, splits, checks["max_split_overlap"])
+    if checks.get("answer_metric"):
+        check_answers_stated(task, splits, checks["answer_metric"])
     sizes = {split: len(records) for split, records in splits.items()}
     warnings = size_warnings(task, sizes, checks.get("expected_sizes") or {})
     for message in warnings:

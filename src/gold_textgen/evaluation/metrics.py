@@ -35,7 +35,7 @@ import numpy as np
 import sacrebleu
 
 from . import sacrebleu_statistics
-from .final_answer import answers_match, flexible_extract, strict_match
+from .final_answer import ANSWER_METRIC_NAMES, answers_match, flexible_extract, strict_match
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 ROUGE_VARIANTS = ("stemmed", "files2rouge", "rouge155_stemmed")
@@ -142,7 +142,7 @@ def corpus_rouge(hypotheses: Sequence[str], references: Sequence[str], variant: 
 
 
 # The final-answer metrics (final_answer.py): lm-eval's two GSM8K scores and this project's value comparison.
-ANSWER_METRICS = {"strict_match": strict_match, "flexible_extract": flexible_extract, "exact_match": answers_match}
+ANSWER_METRICS = dict(zip(ANSWER_METRIC_NAMES, (strict_match, flexible_extract, answers_match), strict=True))
 
 
 def answer_metric_per_example(name: str, hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:

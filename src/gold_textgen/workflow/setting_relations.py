@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..evaluation.final_answer import ANSWER_METRIC_NAMES
 from .builtin_objectives import misnamed_objectives
 from .errors import ConfigError
 from .objective_catalog import needs
@@ -41,6 +42,21 @@ def check_setting_relations(config: dict) -> None:
         _check_adapters(name, task)
         _check_objective_names(name, task)
         _check_case(name, task)
+        _check_metric_fits_source(name, task)
+
+
+# Sources whose references are sentences, never worked solutions with a final answer after ####.
+TEXT_SOURCES = ("synthetic", "nqg_zhou2017", "iwslt14_fairseq")
+
+
+def _check_metric_fits_source(name: str, task: dict) -> None:
+    """A final-answer metric on a text task scores 0 for every model (and its dev selection never moves);
+    the sources that may hold either (local files, the hub) are checked on their data (verify_dataset)."""
+    if task["metric"] in ANSWER_METRIC_NAMES and task["source"]["kind"] in TEXT_SOURCES:
+        raise ConfigError(
+            f"config key tasks.{name}.metric: {task['metric']} scores final answers after '####' (GSM8K), but a "
+            f"{task['source']['kind']} source's references are sentences; choose bleu or rouge2"
+        )
 
 
 def _check_case(name: str, task: dict) -> None:
