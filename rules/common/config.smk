@@ -12,7 +12,6 @@ try:
     from gold_textgen.data import sources as gold_sources
     from gold_textgen.data.sources import download as gold_download
     from gold_textgen.data.records import SPLITS
-    from gold_textgen.evaluation import final_answer as gold_final_answer
     from gold_textgen.models import description as gold_model_description
     from gold_textgen.workflow import cluster as gold_cluster
     from gold_textgen.workflow.cost import device_profile as gold_cost_profile

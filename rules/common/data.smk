@@ -24,7 +24,7 @@ def verification_settings(wildcards):
     scores final answers (their references must state them)."""
     checks = gold_views.verification_view(source_settings(wildcards))
     metric = task_settings(wildcards)["metric"]
-    if metric in gold_final_answer.ANSWER_METRIC_NAMES:
+    if metric in gold_views.ANSWER_METRIC_NAMES:
         checks["answer_metric"] = metric
     return gold_views.canonical(checks)
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..evaluation.final_answer import states_answer
 from ..workflow.files import read_jsonl, write_json, write_jsonl
+from .answer_format import states_answer
 from .records import check_unique_ids
 from .sources import load_source_splits
 from .sources.download import verify

@@ -18,10 +18,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-ANSWER_MARK = "####"
-# The task metrics that score final answers (evaluation.metrics.ANSWER_METRICS computes them).
-ANSWER_METRIC_NAMES = ("strict_match", "flexible_extract", "exact_match")
-_NUMBER = re.compile(r"-?\$?\s?\d[\d,]*(?:\.\d+)?")
+from ..data.answer_format import ANSWER_MARK
+from ..data.answer_format import NUMBER as _NUMBER
 
 
 def canonical_number(text: str) -> str | None:
@@ -43,11 +41,6 @@ def final_answer(text: str) -> str | None:
         return canonical_number(numbers[0]) if numbers else None
     numbers = _NUMBER.findall(text)
     return canonical_number(numbers[-1]) if numbers else None
-
-
-def states_answer(reference: str) -> bool:
-    """Whether a reference states its final answer as these metrics read it: a number after `####`."""
-    return ANSWER_MARK in reference and bool(_NUMBER.search(reference.rsplit(ANSWER_MARK, 1)[1]))
 
 
 def answers_match(hypothesis: str, reference: str) -> bool:

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import sacrebleu
 
+from ..workflow.views import ANSWER_METRIC_NAMES
 from . import sacrebleu_statistics
-from .final_answer import ANSWER_METRIC_NAMES, answers_match, flexible_extract, strict_match
+from .final_answer import answers_match, flexible_extract, strict_match
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 ROUGE_VARIANTS = ("stemmed", "files2rouge", "rouge155_stemmed")

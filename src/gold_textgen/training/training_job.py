@@ -136,7 +136,7 @@ def training_arguments(settings: dict, job: TrainingJob, **overrides) -> Seq2Seq
         # Old checkpoints are removed by CheckpointCompletion once the newest is complete, not by the Trainer
         # (which rotates before the completion marker is written: see checkpoints.py).
         save_total_limit=None,
-        load_best_model_at_end=True,
+        load_best_model_at_end=settings["keep"] == "best",
         # A resumed run continues the early-stopping count where it stopped, as the uninterrupted run does.
         restore_callback_states_from_checkpoint=True,
         metric_for_best_model=metric,
@@ -285,7 +285,8 @@ def build_trainer(
 
 
 def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resume_from: str | None) -> dict:
-    """Train (resuming if possible), then write the best model, tokenizer, config and provenance atomically."""
+    """Train (resuming if possible), then write the kept model (the best or the last, settings["keep"]),
+    tokenizer, config and provenance atomically."""
     if resume_from:
         log.info("resuming from %s", resume_from)
     result = trainer.train(resume_from_checkpoint=resume_from)
@@ -296,6 +297,7 @@ def run_and_save(trainer: Seq2SeqTrainer, job: TrainingJob, settings: dict, resu
         "metric": job.task["metric"],
         "best_metric": state.best_metric,
         "best_checkpoint": Path(state.best_model_checkpoint).name if state.best_model_checkpoint else None,
+        "kept": settings["keep"],  # best: the model of best_checkpoint; last: the model after global_step updates
         "global_step": state.global_step,
         "train_runtime_s": result.metrics.get("train_runtime"),
         "resumed_from": Path(resume_from).name if resume_from else None,

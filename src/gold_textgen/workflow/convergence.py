@@ -35,17 +35,20 @@ def never_improved(evaluations: list[tuple[int, float]]) -> bool:
 
 
 def run_summary(model_dir: str | Path) -> dict:
-    """The run's dev metric, step cap, updates made, selected and last evaluated update,
+    """The run's dev metric, step cap, updates made, selected (kept) and last evaluated update,
     `still_improving` (the cap stopped it with its best checkpoint at its last evaluation; a run that early
     stopping or a schedule ended is not, whatever its last evaluation), `never_improved` (no evaluation
-    beat the first) and `converged` (neither)."""
+    beat the first), `kept_first` (it kept its first evaluation's model though it trained on) and
+    `converged` (neither of the first two)."""
     model_dir = Path(model_dir)
     provenance = json.loads((model_dir / "provenance.json").read_text())
     cap = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]["max_steps"]
     evaluations = dev_evaluations(model_dir, provenance["metric"])
-    selected = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
+    best = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
+    selected = provenance["global_step"] if provenance.get("kept") == "last" else best
     last = evaluations[-1][0] if evaluations else None
-    still_improving = selected is not None and selected == last and provenance["global_step"] >= cap
+    # Still rising at the cap: its best evaluation is its last one (whichever model it keeps).
+    still_improving = best is not None and best == last and provenance["global_step"] >= cap
     return {
         "metric": provenance["metric"],
         "max_steps": cap,
@@ -54,8 +57,15 @@ def run_summary(model_dir: str | Path) -> dict:
         "last_eval_step": last,
         "still_improving": still_improving,
         "never_improved": never_improved(evaluations),
+        "kept_first": kept_first(selected, evaluations, provenance["global_step"]),
         "converged": not still_improving and not never_improved(evaluations),
     }
+
+
+def kept_first(selected: int | None, evaluations: list[tuple[int, float]], updates: int) -> bool:
+    """Whether the run kept the model of its first evaluation though it trained on after it: what it keeps
+    is what it was after those few updates, not what its training made."""
+    return bool(evaluations) and selected == evaluations[0][0] and updates > selected
 
 
 def unconverged_message(model_dir: str | Path) -> str | None:

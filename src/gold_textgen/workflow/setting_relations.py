@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..evaluation.final_answer import ANSWER_METRIC_NAMES
 from .builtin_objectives import misnamed_objectives
 from .errors import ConfigError
 from .objective_catalog import needs
-from .views import decoder_view, is_causal, is_recurrent
+from .views import ANSWER_METRIC_NAMES, decoder_view, is_causal, is_recurrent
 
 SPLIT_NAMES = ("train", "valid", "test")
 
@@ -117,11 +116,21 @@ def _check_output_lengths(config: dict, name: str, task: dict) -> None:
             )
 
 
+def _check_kept_model(name: str, stage: str, schedule: dict) -> None:
+    """keep: last is an equal fixed budget: early stopping would end some runs sooner than others."""
+    if schedule["keep"] == "last" and schedule["early_stopping_patience"] is not None:
+        raise ConfigError(
+            f"config key tasks.{name}.{stage}.keep: last keeps the model after max_steps, an equal budget for every run, but "
+            f"early_stopping_patience {schedule['early_stopping_patience']} would end runs sooner; set it to null"
+        )
+
+
 def _check_schedules(name: str, task: dict) -> None:
     """A warm-up longer than training never reaches the learning rate; a lagged policy re-synced less often
     than once in the run stays the starting model throughout."""
     for stage in ("mle", "fine_tune"):
         settings = task[stage]
+        _check_kept_model(name, stage, settings)
         if settings["lr_scheduler"] != "constant" and settings["warmup_steps"] > settings["max_steps"]:
             raise ConfigError(
                 f"config key tasks.{name}.{stage}.warmup_steps: {settings['warmup_steps']} warm-up updates exceed "

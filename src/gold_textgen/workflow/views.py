@@ -6,6 +6,10 @@ from __future__ import annotations
 from .errors import ConfigError
 from .objective_catalog import DEFAULT_LOSS, loss_of, needs
 
+# The task metrics (config key tasks.<name>.metric) that score final answers after ####, not text
+# (evaluation.metrics.ANSWER_METRICS computes them).
+ANSWER_METRIC_NAMES = ("strict_match", "flexible_extract", "exact_match")
+
 
 def sample_ids(decoder: dict) -> list[int]:
     """The runs of one decoder: sample seeds 1..samples for a sampling decoder, the single run 0 otherwise."""
