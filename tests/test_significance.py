@@ -42,7 +42,7 @@ def significant(result, alpha=0.05):
 def described(result):
     return cell(
         {
-            **{name: getattr(result, name) for name in ("delta", "test_low", "test_high", "seed_low", "seed_high", "n_seeds")},
+            **{name: getattr(result, name) for name in ("delta", "low", "high", "n_seeds")},
             "significant": "yes" if significant(result) else "no",
         }
     )
@@ -60,15 +60,16 @@ def test_identical_systems_are_not_significant():
     result = compare(runs([0, 0, 0]), runs([0, 0, 0]), "rouge2")
     assert result.delta == 0 and (result.test_low, result.test_high, result.seed_low, result.seed_high) == (0, 0, 0, 0)
     assert not significant(result) and result.n_seeds == 3
-    assert result.p_randomization == pytest.approx(1) and result.p_bootstrap == pytest.approx(1) and result.p == pytest.approx(1)
+    assert result.p_randomization == pytest.approx(1) and result.p == pytest.approx(1) and (result.low, result.high) == (0, 0)
 
 
 def test_a_constant_shift_is_significant():
     result = compare(runs([2, 2, 2]), runs([0, 0, 0]), "rouge2")
     assert result.delta == pytest.approx(2) and result.test_low == pytest.approx(2) and result.test_high == pytest.approx(2)
     assert result.seed_low == pytest.approx(2) and result.seed_high == pytest.approx(2)
-    assert result.p < 0.01 and result.p_bootstrap < 0.01 and result.p_seeds < 0.01
-    assert described(result) == "+2.00 [2.00, 2.00] seeds [2.00, 2.00] yes"
+    # no variance at all: no seed t-test (undefined, never p = 0); the decision falls to the exact test-set test
+    assert np.isnan(result.p_seeds) and result.p == result.p_randomization < 0.01
+    assert described(result) == "+2.00 [2.00, 2.00] yes"
 
 
 def test_noise_around_no_difference_is_not_significant():
@@ -84,18 +85,24 @@ def test_seeds_that_disagree_are_not_significant_whatever_the_test_set_says():
     half = 4.302652729911275 * np.std([1, -1, 1], ddof=1) / np.sqrt(3)
     assert (result.seed_low, result.seed_high) == pytest.approx((1 / 3 - half, 1 / 3 + half))
     assert result.p_randomization < 0.01 and result.p_seeds > 0.05 and not significant(result)
+    # the deciding test: the seeds' variance of the mean (the test set adds none here), 2 degrees of freedom
+    assert result.freedom == 2 and result.p == pytest.approx(result.p_seeds) and result.low < 0 < result.high
     assert [s.delta for s in result.seeds] == pytest.approx([1, -1, 1])
 
 
 def test_one_seed_is_judged_on_the_test_set_alone():
     result = compare(runs([0.8]), runs([0]), "rouge2")
     assert np.isnan(result.seed_low) and np.isnan(result.p_seeds) and significant(result)
-    assert "seeds" not in described(result)
+    assert result.freedom == float("inf")
     assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
     # and a table's "yes" of one seed says what it is about: these models, not the objective over seeds
-    one_seed = {"significant": "yes", "n_seeds": 1, "delta": 0.8, "mde": 0.1}
+    one_seed = {"significant": "yes", "n_seeds": 1, "delta": 0.8, "mde": 0.1, "p": 0.001, "p_holm": 0.002}
     assert reading(one_seed) == "yes, for these models on this test set (one seed: not over training seeds)"
     assert reading({**one_seed, "n_seeds": 3}) == "yes"
+    # a no quotes the adjusted p its decision used, never the unadjusted one
+    unadjusted = {**one_seed, "significant": "no", "n_seeds": 3, "p": 0.025, "p_holm": 0.051, "mde": 0.5}
+    assert reading(unadjusted) == "no: not beyond the noise (p (Holm) 0.051; detectable ±0.50)"
+    assert reading({**unadjusted, "delta": 0.2}) == "no: smaller than the experiment detects (p (Holm) 0.051; detectable ±0.50)"
 
 
 def test_runs_on_other_examples_or_without_a_shared_seed_are_refused():
@@ -163,5 +170,5 @@ def test_the_table_compares_every_objective_with_mle_and_the_control_and_tables_
     assert significance_columns(merged) == ["vs_mle", "vs_mle_continued"]
     assert merged.loc[2, "vs_mle"].endswith(" yes") and merged.loc[2, "vs_mle_significant"] == "yes"
     assert pd.isna(merged.loc[0, "vs_mle"]) and pd.isna(merged.loc[1, "vs_mle"])  # the baseline itself; a seed's row
-    assert "against MLE" in note(table) and "Student's t" in note(table)
+    assert "against MLE" in note(table) and "Welch-Satterthwaite" in note(table)
     assert note(table.iloc[0:0]) == ""

@@ -15,9 +15,11 @@ or randomised with the same draw):
   observed one, (c + 1) / (T + 1). For a metric that is the mean of a per-example score this is the paired
   permutation test, which `paired_permutation` runs through scipy.
 
-Across seeds, `seed_t_test` is the one-sample t-test of the per-seed deltas; `holm` adjusts a family of
-p-values (Holm 1979: step-down Bonferroni); `minimum_detectable_difference` and `seeds_needed` say what an
-experiment of this size could have detected (a two-sided t-test at 80% power).
+Across seeds, `seed_t_test` is the one-sample t-test of the per-seed deltas, and `seed_example_test` the
+test that decides: seed and test-set variance added (its level holds at any number of seeds, where the
+larger of the two p-values does not); `holm` adjusts a family of p-values (Holm 1979: step-down
+Bonferroni); `minimum_detectable_difference` is the difference that test detects with 80% power (exact,
+noncentral t).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 # score(summed statistics of shape (R, k), number of examples) -> the metric of each of the R rows
 Score = Callable[[np.ndarray, int], np.ndarray]
@@ -100,13 +102,36 @@ def paired_permutation(system: np.ndarray, baseline: np.ndarray, resamples: int,
 
 
 def seed_t_test(deltas: np.ndarray) -> float:
-    """Two-sided one-sample t-test of the per-seed deltas against 0 (NaN for fewer than two seeds; 1 when
-    they are all 0, 0 when they agree on one non-zero value)."""
+    """Two-sided one-sample t-test of the per-seed deltas against 0 (NaN for fewer than two seeds, and where
+    they all agree: with no spread the t statistic is undefined, not infinite; 1 when they are all 0)."""
     if deltas.size < 2:
         return float("nan")
     if np.allclose(deltas, deltas[0]):
-        return 1.0 if np.isclose(deltas[0], 0.0) else 0.0
+        return 1.0 if np.isclose(deltas[0], 0.0) else float("nan")
     return float(stats.ttest_1samp(deltas, 0.0).pvalue)
+
+
+def seed_example_test(deltas: np.ndarray, test_se: float) -> tuple[float, float, float]:
+    """The test of the mean per-seed delta against 0 that counts both sources of noise: its variance is the
+    seeds' (the per-seed deltas' variance / seeds) plus the test set's (`test_se`, the paired bootstrap's
+    standard error of the mean delta). Its degrees of freedom: Welch-Satterthwaite's (the bootstrap term's
+    are unbounded) where the test set's term is the larger, the seeds' own (seeds - 1) where theirs is
+    (Satterthwaite's would then hold the level only from 5 seeds on). Returns (standard error, degrees of
+    freedom, two-sided p); one seed: the test set's term alone (normal); no variance at all: p NaN, or 1
+    for a delta of 0."""
+    mean = float(np.mean(deltas))
+    seed_term = float(deltas.var(ddof=1)) / deltas.size if deltas.size > 1 else 0.0
+    variance = seed_term + test_se**2
+    if variance <= (1e-9 * max(1.0, abs(mean))) ** 2:  # float rounding of identical values is no variance
+        return 0.0, float("inf"), 1.0 if mean == 0 else float("nan")
+    if seed_term <= 0:
+        freedom = float("inf")
+    elif seed_term >= test_se**2:  # Satterthwaite's df is too generous when a few seeds' variance dominates
+        freedom = float(deltas.size - 1)
+    else:
+        freedom = variance**2 / (seed_term**2 / (deltas.size - 1))
+    se = float(np.sqrt(variance))
+    return se, float(freedom), float(2 * stats.t.sf(abs(mean) / se, freedom))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -122,29 +147,22 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted.tolist()
 
 
-def _t_quantiles(seeds: int, confidence: float) -> float:
-    return float(stats.t.ppf(0.5 + confidence / 2, seeds - 1) + stats.t.ppf(POWER, seeds - 1))
+def minimum_detectable_difference(se: float, freedom: float, alpha: float = 0.05) -> float:
+    """The smallest true difference the two-sided test of `seed_example_test` (standard error `se`, `freedom`
+    degrees of freedom) detects with 80% power at level `alpha` (a table passes Holm's strictest level,
+    alpha / its comparisons): exactly, from the noncentral t distribution (normal for unbounded freedom)."""
+    if not np.isfinite(se) or se <= 0:
+        return float("nan")
+    critical = stats.t.isf(alpha / 2, freedom)
 
+    def power(effect: float) -> float:
+        shift = effect / se
+        if np.isinf(freedom):
+            return float(stats.norm.sf(critical - shift) + stats.norm.cdf(-critical - shift))
+        # the far tail underflows to NaN in scipy's nct where it is ~0
+        return float(stats.nct.sf(critical, freedom, shift) + np.nan_to_num(stats.nct.cdf(-critical, freedom, shift)))
 
-def minimum_detectable_difference(seed_spread: float, seeds: int, test_se: float, confidence: float = 0.95) -> float:
-    """The smallest true difference a two-sided test at `confidence` detects with 80% power: from the
-    per-seed deltas' standard deviation over `seeds` seeds (Student's t), and never below what the test set
-    alone allows (`test_se`, the bootstrap standard error of the delta; normal quantiles). One seed: the
-    test-set bound only."""
-    test_bound = float((stats.norm.ppf(0.5 + confidence / 2) + stats.norm.ppf(POWER)) * test_se)
-    if seeds < 2 or not np.isfinite(seed_spread):
-        return test_bound
-    return max(test_bound, _t_quantiles(seeds, confidence) * seed_spread / np.sqrt(seeds))
-
-
-def seeds_needed(delta: float, seed_spread: float, confidence: float = 0.95, most: int = 1000) -> int | None:
-    """The fewest seeds whose t-test detects a true difference of `delta` with 80% power, given the spread
-    of per-seed deltas (None: more than `most`, or no spread measured)."""
-    if not np.isfinite(seed_spread) or delta == 0:
-        return None
-    if seed_spread == 0:
-        return 2
-    for seeds in range(2, most + 1):
-        if _t_quantiles(seeds, confidence) * seed_spread / np.sqrt(seeds) <= abs(delta):
-            return seeds
-    return None
+    high = se * (critical + 1)
+    while power(high) < POWER:
+        high *= 1.5
+    return float(optimize.brentq(lambda effect: power(effect) - POWER, 0.0, high))

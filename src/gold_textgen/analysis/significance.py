@@ -5,17 +5,19 @@ baseline's model of the same seed (analysis/paired_tests.py holds the tests):
 
 * **the test set**: sacrebleu's paired tests, on every metric's per-example sufficient statistics (for
   BLEU, chrF, chrF++ and TER exactly sacrebleu's; ROUGE, exact match and perplexity likewise): the paired
-  bootstrap (its interval and p-value, `p_bootstrap`) and approximate randomization (`p_randomization`;
-  for a mean of per-example scores, such as ROUGE F1, the paired permutation test through scipy, the same
+  bootstrap (its interval and standard error) and approximate randomization (`p_randomization`; for a
+  mean of per-example scores, such as ROUGE F1, the paired permutation test through scipy, the same
   test). With several seeds the delta is the mean of the per-seed deltas, every seed drawn alike;
 * **the seeds**: the per-seed deltas' Student's t interval and one-sample t-test (`p_seeds`; none for a
   single seed).
 
-A comparison's p-value `p` is the larger of the randomization and seed p-values: a difference counts
-only if it is beyond both the test set's and the seeds' noise (an intersection-union test). `p_holm` is
-Holm's adjustment across the objectives of one table (task, baseline and metric), and "significant"
-means `p_holm` below 1 - confidence. `mde` is the smallest difference the experiment could have detected
-(80% power), `seeds_needed` the seeds that would detect the observed one; a "no" says which applies.
+The decision is one test that adds both (`paired_tests.seed_example_test`: the seeds' variance of the
+mean delta plus the test set's bootstrap variance, Welch-Satterthwaite degrees of freedom): its p-value
+`p` and interval (`low`, `high`). Its level holds at any number of seeds (tests/test_significance_tests.py
+simulates it), where the larger of the randomization and seed p-values rejects too often from 5 seeds on.
+`p_holm` is Holm's adjustment across the objectives of one table (task, baseline and metric), and
+"significant" means `p_holm` below 1 - confidence. `mde` is the smallest difference that test detects
+with 80% power at Holm's strictest level (alpha / the comparisons of the family), exactly (noncentral t).
 """
 
 from __future__ import annotations
@@ -46,30 +48,32 @@ class SeedDelta:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The system minus the baseline on one metric: the mean over seeds of the per-seed deltas, its
-    test-set interval and p-values, its seed interval and p-value (NaN for one seed), the combined p-value,
-    the minimum detectable difference and the seeds that would detect the observed delta."""
+    """The system minus the baseline on one metric: the mean over seeds of the per-seed deltas; the test
+    that decides (seed and test-set variance together: its interval, standard error, degrees of freedom and
+    p-value); for information the test-set interval and randomization p-value, and the seed interval and
+    t-test p-value (NaN for one seed)."""
 
     delta: float
+    low: float
+    high: float
+    se: float
+    freedom: float
+    p: float
     test_low: float
     test_high: float
     seed_low: float
     seed_high: float
-    p_bootstrap: float
     p_randomization: float
     p_seeds: float
-    mde: float
-    seeds_needed: int | None
     seeds: tuple[SeedDelta, ...]
 
     @property
     def n_seeds(self) -> int:
         return len(self.seeds)
 
-    @property
-    def p(self) -> float:
-        """Beyond the test set's noise and, with two or more seeds, the seeds' (intersection-union test)."""
-        return self.p_randomization if np.isnan(self.p_seeds) else max(self.p_randomization, self.p_seeds)
+    def mde(self, alpha: float) -> float:
+        """The difference the deciding test detects with 80% power at level `alpha`."""
+        return paired_tests.minimum_detectable_difference(self.se, self.freedom, alpha)
 
 
 def seed_interval(deltas: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -117,47 +121,54 @@ def compare(
         swaps = rng.integers(0, 2, size=(trials, size)).astype(bool)
         p_randomization = paired_tests.approximate_randomization(ours, theirs, scorer, swaps)
     points = np.array([item.delta for item in per_seed])
-    spread = float(points.std(ddof=1)) if points.size > 1 else float("nan")
     seed_low, seed_high = seed_interval(points, confidence)
+    se, freedom, p = paired_tests.seed_example_test(points, overall["se"])
+    if not np.isfinite(p):  # no variance at all (every example shifted alike): the exact test on the test set
+        p = p_randomization
+    half = float(stats.t.isf((1 - confidence) / 2, freedom)) * se
     return Comparison(
         delta=float(points.mean()),
+        low=float(points.mean()) - half,
+        high=float(points.mean()) + half,
+        se=se,
+        freedom=freedom,
+        p=p,
         test_low=overall["low"],
         test_high=overall["high"],
         seed_low=seed_low,
         seed_high=seed_high,
-        p_bootstrap=overall["p"],
         p_randomization=p_randomization,
         p_seeds=paired_tests.seed_t_test(points),
-        mde=paired_tests.minimum_detectable_difference(spread, len(seeds), overall["se"], confidence),
-        seeds_needed=paired_tests.seeds_needed(float(points.mean()), spread, confidence),
         seeds=tuple(per_seed),
     )
 
 
 def reading(row: Mapping) -> str:
-    """What a row's yes or no means: significant, or why not (too few seeds for a difference this small,
-    or a difference inside the noise although the experiment could detect one of its size)."""
+    """What a row's yes or no means, in the adjusted p-value the decision used: significant, or not, with the
+    difference the experiment could have detected (80% power at the Holm level) beside the one observed."""
     if row["significant"] == "yes":
         # one training seed: these models differ on this test set; whether the objective does is not tested
         return "yes, for these models on this test set (one seed: not over training seeds)" if row["n_seeds"] < 2 else "yes"
-    detectable = f"detectable ±{row['mde']:.2f}"
+    adjusted = row.get("p_holm", row["p"])
+    held = "p (Holm) " + ("undefined: no variance" if adjusted != adjusted else f"{adjusted:.3f}")
+    detectable = f"detectable ±{row['mde']:.2f}" if row["mde"] == row["mde"] else "nothing detectable"
+    scope = "; one seed: on this test set, seed effects unmeasured" if row["n_seeds"] < 2 else ""
     if abs(row["delta"]) < row["mde"]:
-        if row["n_seeds"] < 2:
-            return f"no: one seed ({detectable} on this test set; seed effects unmeasured)"
-        needed = row["seeds_needed"]
-        more = f"about {int(needed)} seeds" if needed == needed and needed is not None else "more seeds than is practical"
-        return f"no: too few seeds ({detectable}; the observed {row['delta']:+.2f} needs {more})"
-    return f"no: inside the noise ({detectable}, yet p = {row['p']:.3f})"
+        return f"no: smaller than the experiment detects ({held}; {detectable}{scope})"
+    return f"no: not beyond the noise ({held}; {detectable}{scope})"
 
 
 METHOD_NOTE = (
     "Significance (delta = objective - baseline on the test set, the same training seed paired; for TER lower is "
-    "better): sacrebleu's paired tests on each metric's per-example statistics, with {resamples} bootstrap resamples "
-    "(the test-set interval, p_bootstrap) and {trials} approximate-randomization trials (p_randomization; for ROUGE "
-    "and exact match the paired permutation test); across seeds the per-seed deltas' Student's t interval and t-test "
-    "(p_seeds). p = max(p_randomization, p_seeds); 'significant' = p, Holm-adjusted across the objectives compared "
-    "with the same baseline on the same task and metric, below {alpha:g}. mde: the smallest difference detectable "
-    "with 80% power at this size; a 'no' says whether the experiment had too few seeds for the observed difference."
+    "better): the mean per-seed delta tested against 0 with both sources of noise, the seeds' variance of the mean plus "
+    "the test set's ({resamples} paired-bootstrap resamples of each metric's per-example statistics, as sacrebleu "
+    "resamples them), Welch-Satterthwaite degrees of freedom: its {level:g}% interval and p; 'significant' = p, "
+    "Holm-adjusted across the objectives compared with the same baseline on the same task and metric, below {alpha:g} "
+    "(the interval is not adjusted, so with several objectives an interval that excludes 0 may still read no). mde: the "
+    "difference this test detects with 80% power at Holm's strictest level (noncentral t). For information: the test-set "
+    "bootstrap interval, {trials} approximate-randomization trials (p_randomization; for ROUGE and exact match the "
+    "paired permutation test; trials as extreme as the observed delta count, ties included, as exact enumeration does: "
+    "sacrebleu counts only those beyond it, which understates p), and the per-seed deltas' t interval and t-test (p_seeds)."
 )
 
 
@@ -174,20 +185,20 @@ COLUMNS = [
     "decoder",
     "metric",
     "delta",
-    "test_low",
-    "test_high",
-    "seed_low",
-    "seed_high",
-    "n_seeds",
-    "p_bootstrap",
-    "p_randomization",
-    "p_seeds",
+    "low",
+    "high",
     "p",
     "p_holm",
     "significant",
     "mde",
-    "seeds_needed",
     "reading",
+    "n_seeds",
+    "test_low",
+    "test_high",
+    "p_randomization",
+    "seed_low",
+    "seed_high",
+    "p_seeds",
     "per_seed",
     "resamples",
     "trials",
@@ -226,12 +237,14 @@ def significance_table(
                     if objective in (baseline, "mle"):  # MLE is the reference point, never the system compared
                         continue
                     result = compare(systems, by_objective[baseline], metric, resamples, confidence, draw_seed, trials)
-                    family.append(_row(task, objective, baseline, where[task], metric, result, resamples, trials, confidence))
-                for row, adjusted in zip(family, paired_tests.holm([row["p"] for row in family]), strict=True):
+                    family.append((result, _row(task, objective, baseline, where[task], metric, result, resamples, trials, confidence)))
+                strictest = (1 - confidence) / max(1, len(family))  # Holm's first step: alpha / the comparisons
+                for (result, row), adjusted in zip(family, paired_tests.holm([row["p"] for _, row in family]), strict=True):
+                    row["mde"] = result.mde(strictest)
                     row["p_holm"] = adjusted
                     row["significant"] = "yes" if adjusted < 1 - confidence else "no"
                     row["reading"] = reading(row)
-                rows += family
+                rows += [row for _, row in family]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -245,17 +258,16 @@ def _row(task, objective, baseline, run, metric, result: Comparison, resamples, 
         "decoder": run[1],
         "metric": metric,
         "delta": result.delta,
+        "low": result.low,
+        "high": result.high,
+        "p": result.p,
+        "n_seeds": result.n_seeds,
         "test_low": result.test_low,
         "test_high": result.test_high,
+        "p_randomization": result.p_randomization,
         "seed_low": result.seed_low,
         "seed_high": result.seed_high,
-        "n_seeds": result.n_seeds,
-        "p_bootstrap": result.p_bootstrap,
-        "p_randomization": result.p_randomization,
         "p_seeds": result.p_seeds,
-        "p": result.p,
-        "mde": result.mde,
-        "seeds_needed": result.seeds_needed,
         "per_seed": per_seed,
         "resamples": resamples,
         "trials": trials,
@@ -264,11 +276,9 @@ def _row(task, objective, baseline, run, metric, result: Comparison, resamples, 
 
 
 def cell(row: Mapping) -> str:
-    """A significance row (or its fields) as one table cell: delta [test-set interval] seeds [seed interval]
-    p yes/no."""
-    text = f"{row['delta']:+.2f} [{row['test_low']:.2f}, {row['test_high']:.2f}]"
-    if row["n_seeds"] > 1:
-        text += f" seeds [{row['seed_low']:.2f}, {row['seed_high']:.2f}]"
+    """A significance row (or its fields) as one table cell: delta [interval of the deciding test] p (Holm)
+    yes/no."""
+    text = f"{row['delta']:+.2f} [{row['low']:.2f}, {row['high']:.2f}]"
     if "p_holm" in row and row["p_holm"] == row["p_holm"]:
         text += f" p {row['p_holm']:.3f}"
     return f"{text} {row['significant']}"
@@ -276,8 +286,7 @@ def cell(row: Mapping) -> str:
 
 def with_significance(table: pd.DataFrame, significance: pd.DataFrame, keys: Sequence[str] = ("task", "objective")) -> pd.DataFrame:
     """`table` with, per baseline the significance table has, the columns `vs_<baseline>` (a cell text),
-    `vs_<baseline>_delta`, `_test_low`, `_test_high`, `_seed_low`, `_seed_high`, `_p_holm`, `_significant` and
-    `_mde`, of the task metric, filled on
+    `vs_<baseline>_delta`, `_low`, `_high`, `_p_holm`, `_significant` and `_mde`, of the task metric, filled on
     the rows that summarise seeds (`seed` == "mean", where the table has seeds) of the compared split and
     decoder (where the table has those), and empty elsewhere (the baseline's own rows included)."""
     table = table.copy()
@@ -285,7 +294,7 @@ def with_significance(table: pd.DataFrame, significance: pd.DataFrame, keys: Seq
     for baseline in (name for name in BASELINES if name in set(significance["baseline"])):
         part = significance[significance["baseline"] == baseline].copy()
         part[f"vs_{baseline}"] = part.apply(cell, axis=1)
-        shown = ("delta", "test_low", "test_high", "seed_low", "seed_high", "p_holm", "significant", "mde")
+        shown = ("delta", "low", "high", "p_holm", "significant", "mde")
         renamed = {name: f"vs_{baseline}_{name}" for name in shown}
         part = part.rename(columns=renamed)
         join = [*keys, *(k for k in ("split", "decoder") if k in table.columns)]
@@ -303,7 +312,7 @@ def significance_columns(table: pd.DataFrame) -> list[str]:
 
 
 def method_note(resamples: int, confidence: float, trials: int = 10000) -> str:
-    return METHOD_NOTE.format(resamples=resamples, trials=trials, alpha=round(1 - confidence, 6))
+    return METHOD_NOTE.format(resamples=resamples, trials=trials, alpha=round(1 - confidence, 6), level=round(100 * confidence, 6))
 
 
 def note(significance: pd.DataFrame) -> str:
@@ -315,6 +324,13 @@ def note(significance: pd.DataFrame) -> str:
     return f"\nColumns {labels}. " + method_note(int(first["resamples"]), float(first["confidence"]), int(first["trials"])) + "\n"
 
 
+def _seeds_alone(row) -> str:
+    if row.n_seeds < 2:
+        return "-"
+    p_seeds = "-" if row.p_seeds != row.p_seeds else f"{row.p_seeds:.3f}"
+    return f"[{row.seed_low:.2f}, {row.seed_high:.2f}] / {p_seeds}"
+
+
 def to_markdown(table: pd.DataFrame, resamples: int, confidence: float, trials: int = 10000) -> str:
     rows = [
         [
@@ -323,9 +339,10 @@ def to_markdown(table: pd.DataFrame, resamples: int, confidence: float, trials: 
             BASELINES[row.baseline],
             f"{row.metric} ({row.split}, {row.decoder})",
             cell(row._asdict()),
-            f"{row.p_bootstrap:.3f} / {row.p_randomization:.3f} / " + ("-" if row.p_seeds != row.p_seeds else f"{row.p_seeds:.3f}"),
             f"{row.mde:.2f}",
             row.reading,
+            f"[{row.test_low:.2f}, {row.test_high:.2f}] / {row.p_randomization:.3f}",
+            _seeds_alone(row),
             row.per_seed,
         ]
         for row in table.itertuples(index=False)
@@ -335,10 +352,11 @@ def to_markdown(table: pd.DataFrame, resamples: int, confidence: float, trials: 
         "objective",
         "against",
         "metric",
-        "delta [test-set interval] seeds [seed interval] p (Holm) significant",
-        "p bootstrap / randomization / seeds",
+        "delta [interval] p (Holm) significant",
         "mde",
         "reading",
+        "test set alone: interval / p randomization",
+        "seeds alone: interval / p t-test",
         "per seed",
     ]
     caption = (
