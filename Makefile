@@ -32,10 +32,10 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	$(BIN)/snakemake --cores $(CORES)
 	@cat results/demo/tables/table1_main.md
 	@cat results/demo/tables/table2_decoding.md
-	@echo "The claims of docs/results/demo.md about the demo, checked on this run:"
-	@-$(BIN)/python -m gold_textgen.analysis.demo_signatures
 	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
 	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
+	@echo "The claims of docs/results/demo.md about the demo, tested on this run (supported / contradicted / inconclusive):"
+	@$(BIN)/python -m gold_textgen.analysis.demo_signatures
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
 # the longest files handed out first and the smoke run built once for all of them (tests/conftest.py).
