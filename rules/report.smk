@@ -72,7 +72,8 @@ rule table1:
 # snakemake --cores all results/demo/tables/significance.csv   (each objective against MLE and the control)
 rule significance:
     input:
-        significance_generations,
+        generations=significance_generations,
+        training=per_task(rules.training_curves.output.summary),  # its rows marked as every table's
     output:
         csv=SIGNIFICANCE,
         html=report(
@@ -92,6 +93,7 @@ rule significance:
         runtime=experiment_request("cpu", "runtime"),
     params:
         code=code_version("significance"),
+        tasks=EXPERIMENT["tasks"],
         runs=significance_runs,
         task_metrics=task_metrics,
         scoring=experiment_scoring,

@@ -18,6 +18,8 @@ rule train_mle:
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("train_mle")
+    # the longest jobs, and every later one waits on them: start them all before any job that needs one
+    priority: 10
     resources:
         gpu=requested("train_mle", "gpu"),
         mem_mb=requested("train_mle", "mem_mb"),

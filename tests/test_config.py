@@ -263,6 +263,10 @@ NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers":
             lambda c: c["tasks"]["demo"].update(metric="exact_match"),
             r"tasks\.demo\.metric: exact_match scores final answers after '####' .* a synthetic source's references are sentences",
         ),
+        (
+            lambda c: c["tasks"]["demo"]["fine_tune"].update(keep="last", early_stopping_patience=2),
+            r"tasks\.demo\.fine_tune\.keep: last keeps the model after max_steps, an equal budget for every run",
+        ),
         (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
         (
             lambda c: c["tasks"]["demo"]["tokenizer"].update(vocab_size=8),

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from gold_textgen.analysis.unconverged_marks import COLUMN, note, unconverged_seeds, with_unconverged_marks
+from gold_textgen.analysis.training_marks import COLUMN, KEPT_FIRST, Marks, note, training_marks, with_training_marks
 from gold_textgen.workflow.convergence import UnconvergedStart, require_converged_start, run_summary
 
 
@@ -54,13 +54,13 @@ def test_tables_mark_the_rows_of_seeds_whose_mle_was_still_improving(tmp_path):
     )
     summary.to_csv(tmp_path / "demo.csv", index=False)
     pd.DataFrame({"objective": ["mle"], "seed": [1], "still_improving": [False]}).to_csv(tmp_path / "other.csv", index=False)
-    seeds = unconverged_seeds({"demo": tmp_path / "demo.csv", "other": tmp_path / "other.csv"})
-    assert seeds == {"demo": [1, 3]}  # GOLD-s still improving at its own cap is not an unconverged start
+    marks = training_marks({"demo": tmp_path / "demo.csv", "other": tmp_path / "other.csv"})
+    assert marks.mle_unconverged == {"demo": [1, 3]}  # GOLD-s still improving at its own cap is not an unconverged start
     table = pd.DataFrame({"task": ["demo"] * 4 + ["other"], "seed": ["1", "2", "3", "mean", "1"]})
-    assert with_unconverged_marks(table, seeds)[COLUMN].tolist() == ["yes", "", "yes", "1, 3", ""]
+    assert with_training_marks(table, marks)[COLUMN].tolist() == ["yes", "", "yes", "1, 3", ""]
     per_objective = pd.DataFrame({"task": ["demo", "other"], "objective": ["gold_s", "gold_s"]})
-    assert with_unconverged_marks(per_objective, seeds)[COLUMN].tolist() == ["1, 3", ""]
-    assert "demo: seed 1, 3" in note(seeds) and note({}) == ""
+    assert with_training_marks(per_objective, marks)[COLUMN].tolist() == ["1, 3", ""]
+    assert "demo: seed 1, 3" in note(marks) and note(Marks()) == "" and marks.columns == [COLUMN]
 
 
 def test_a_run_whose_dev_metric_never_improved_is_not_converged(tmp_path):
@@ -80,4 +80,37 @@ def test_tables_mark_the_rows_of_seeds_whose_mle_never_improved(tmp_path):
     frame = {"objective": ["mle", "mle"], "seed": [1, 2], "still_improving": [False, False], "never_improved": [True, False]}
     frame["converged"] = [False, True]
     pd.DataFrame(frame).to_csv(tmp_path / "summary.csv", index=False)
-    assert unconverged_seeds({"demo": tmp_path / "summary.csv"}) == {"demo": [1]}
+    assert training_marks({"demo": tmp_path / "summary.csv"}).mle_unconverged == {"demo": [1]}
+
+
+def test_a_fine_tuning_run_that_kept_its_first_model_is_marked_in_every_table(tmp_path):
+    """Dev BLEU at its ceiling from the first evaluation: early stopping ends the run at once and it keeps the
+    model of update 50; the tables say so beside its rows, as they mark an unconverged MLE."""
+    stuck = finished_run(tmp_path / "models/demo/gold_s/seed2", [46.9, 46.7, 46.8], cap=1500, global_step=150)
+    summary = run_summary(stuck)
+    assert summary["kept_first"] and summary["never_improved"] and not summary["converged"]
+    frame = pd.DataFrame(
+        {"objective": ["mle", "gold_s", "gold_s", "mle_continued"], "seed": [1, 1, 2, 2], "converged": [True, True, False, True]}
+    )
+    frame["kept_first"] = [False, False, True, False]
+    frame.to_csv(tmp_path / "summary.csv", index=False)
+    marks = training_marks({"demo": tmp_path / "summary.csv"})
+    assert marks.kept_first == {"demo": {"gold_s": [2]}} and marks.mle_unconverged == {} and marks.columns == [KEPT_FIRST]
+    table = pd.DataFrame({"task": "demo", "objective": ["gold_s", "gold_s", "gold_s", "mle"], "seed": ["1", "2", "mean", "mean"]})
+    assert with_training_marks(table, marks)[KEPT_FIRST].tolist() == ["", "yes", "2", ""]
+    assert "First model kept (column `kept_first_model`)" in note(marks) and "demo gold_s: seed 2" in note(marks)
+
+
+def test_a_fixed_budget_run_keeps_its_last_model_and_a_rise_within_the_threshold_is_noise(tmp_path):
+    """keep: last (the demo's fine-tuning): the kept model is the one after max_steps, so a dev metric that
+    never moved leaves it converged; at the cap, only a last rise beyond early_stopping_threshold is a run
+    still improving."""
+    fixed = finished_run(tmp_path / "fixed", [46.9, 46.7], cap=200)
+    provenance = json.loads((fixed / "provenance.json").read_text())
+    (fixed / "provenance.json").write_text(json.dumps({**provenance, "kept": "last"}))
+    summary = run_summary(fixed)
+    assert summary["selected_step"] == 200 and not summary["kept_first"] and summary["never_improved"] and summary["converged"]
+    for rise, improving in ((0.2, False), (0.5, True)):
+        run = finished_run(tmp_path / f"rise{rise}", [46.0, 46.5, 46.5 + rise], cap=300)
+        (run / "resolved_config.yaml").write_text(yaml.safe_dump({"training": {"max_steps": 300, "early_stopping_threshold": 0.3}}))
+        assert run_summary(run)["still_improving"] is improving

@@ -4,8 +4,8 @@ import pandas as pd
 
 from gold_textgen.analysis.significance import note, significance_columns, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note, seed_table, with_families, with_scoring, write_table
-from gold_textgen.analysis.unconverged_marks import COLUMN, unconverged_seeds, with_unconverged_marks
-from gold_textgen.analysis.unconverged_marks import note as unconverged_note
+from gold_textgen.analysis.training_marks import note as marks_note
+from gold_textgen.analysis.training_marks import training_marks, with_training_marks
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
@@ -13,10 +13,10 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
     significance = pd.read_csv(snakemake.input.significance)
     table = with_scoring(with_families(seed_table(scores), snakemake.params.families), scores)
-    unconverged = unconverged_seeds(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
-    table = with_unconverged_marks(with_significance(table, significance), unconverged)
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    table = with_training_marks(with_significance(table, significance), marks)
     labels = ("task", "family", "objective", "role", "split", "decoder", "seed")
-    footer = scoring_note(scores) + note(significance) + unconverged_note(unconverged)
-    marked = significance_columns(table) + ([COLUMN] if unconverged else [])
+    footer = scoring_note(scores) + note(significance) + marks_note(marks)
+    marked = significance_columns(table) + marks.columns
     write_table(table, snakemake.output.csv, snakemake.output.markdown, note=footer, labels=labels, text_columns=marked)
     write_html_table(snakemake.output.html, table, "All scores: every run, then mean and std over seeds", footer, labels=len(labels))

@@ -5,8 +5,8 @@ import pandas as pd
 from gold_textgen.analysis.objectives_table import objectives_table, smoothing_note, write_objectives
 from gold_textgen.analysis.significance import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
-from gold_textgen.analysis.unconverged_marks import note as unconverged_note
-from gold_textgen.analysis.unconverged_marks import unconverged_seeds, with_unconverged_marks
+from gold_textgen.analysis.training_marks import note as marks_note
+from gold_textgen.analysis.training_marks import training_marks, with_training_marks
 from gold_textgen.workflow.files import write_html_table
 from gold_textgen.workflow.logs import log_to_file
 
@@ -15,10 +15,10 @@ with log_to_file(snakemake.log[0]):
     sweep = load_scores(snakemake.input.sweep) if snakemake.input.sweep else None
     diversity = {task: pd.read_csv(path) for task, path in zip(snakemake.params.tasks, snakemake.input.diversity, strict=True)}
     significance = pd.read_csv(snakemake.input.significance)
-    unconverged = unconverged_seeds(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
     table = with_significance(objectives_table(scores, sweep, diversity, snakemake.params.task_metrics), significance)
-    table = with_unconverged_marks(table, unconverged)
-    footer = scoring_note(scores) + note(significance) + unconverged_note(unconverged) + smoothing_note(snakemake.params.smoothing)
+    table = with_training_marks(table, marks)
+    footer = scoring_note(scores) + note(significance) + marks_note(marks) + smoothing_note(snakemake.params.smoothing)
     write_objectives(table, snakemake.output.csv, snakemake.output.markdown, snakemake.output.figure, footer)
     write_html_table(
         snakemake.output.html,

@@ -2,6 +2,8 @@
 
 from gold_textgen.analysis.paper_comparison import Run
 from gold_textgen.analysis.significance import method_note, significance_table, to_markdown
+from gold_textgen.analysis.training_marks import note as marks_note
+from gold_textgen.analysis.training_marks import training_marks, with_training_marks
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.workflow.files import write_csv, write_html_table, write_text
 from gold_textgen.workflow.logs import log_to_file
@@ -18,12 +20,14 @@ with log_to_file(snakemake.log[0]):
         draw_seed=bootstrap["draw_seed"],
         trials=trials,
     )
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    table = with_training_marks(table, marks)
     write_csv(snakemake.output.csv, table, float_format="%.4f")
-    write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence, trials))
+    write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence, trials) + marks_note(marks))
     write_html_table(
         snakemake.output.html,
         table,
         "Significance: each objective against MLE and the control",
-        method_note(resamples, confidence, trials),
+        method_note(resamples, confidence, trials) + marks_note(marks),
         labels=6,
     )

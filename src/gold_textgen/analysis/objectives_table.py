@@ -19,7 +19,7 @@ from .figures import save, shared_legend
 from .markdown import markdown_table
 from .significance import BASELINES, significance_columns
 from .tables import average_sample_runs
-from .unconverged_marks import COLUMN
+from .training_marks import COLUMN, KEPT_FIRST
 
 DISTINCT_ORDER = 2
 SAMPLER = "topk20"
@@ -111,8 +111,9 @@ def to_markdown(table: pd.DataFrame) -> str:
     ]
     compared = significance_columns(table)
     headers += [f"vs {BASELINES[column.removeprefix('vs_')]}" for column in compared]
-    if COLUMN in table.columns and table[COLUMN].astype(bool).any():
-        compared, headers = [*compared, COLUMN], [*headers, "MLE unconverged (seeds)"]
+    for mark, header in ((COLUMN, "MLE unconverged (seeds)"), (KEPT_FIRST, "first model kept (seeds)")):
+        if mark in table.columns and table[mark].astype(bool).any():
+            compared, headers = [*compared, mark], [*headers, header]
     rows = [
         [
             row["task"],

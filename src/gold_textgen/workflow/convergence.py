@@ -36,19 +36,22 @@ def never_improved(evaluations: list[tuple[int, float]]) -> bool:
 
 def run_summary(model_dir: str | Path) -> dict:
     """The run's dev metric, step cap, updates made, selected (kept) and last evaluated update,
-    `still_improving` (the cap stopped it with its best checkpoint at its last evaluation; a run that early
-    stopping or a schedule ended is not, whatever its last evaluation), `never_improved` (no evaluation
-    beat the first), `kept_first` (it kept its first evaluation's model though it trained on) and
-    `converged` (neither of the first two)."""
+    `still_improving` (the cap stopped it while its last evaluation rose above every earlier one by more
+    than early_stopping_threshold; a run that early stopping or a schedule ended is not), `never_improved`
+    (no evaluation beat the first), `kept_first` (it kept its first evaluation's model though it trained on:
+    with keep: best, a run that never improved) and `converged` (neither still improving nor kept first).
+    A fixed-budget run (keep: last) whose dev metric never moved is converged: it kept what it trained."""
     model_dir = Path(model_dir)
     provenance = json.loads((model_dir / "provenance.json").read_text())
-    cap = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]["max_steps"]
+    training = yaml.safe_load((model_dir / "resolved_config.yaml").read_text())["training"]
+    cap = training["max_steps"]
     evaluations = dev_evaluations(model_dir, provenance["metric"])
     best = int(provenance["best_checkpoint"].split("-")[1]) if provenance.get("best_checkpoint") else None
     selected = provenance["global_step"] if provenance.get("kept") == "last" else best
     last = evaluations[-1][0] if evaluations else None
-    # Still rising at the cap: its best evaluation is its last one (whichever model it keeps).
-    still_improving = best is not None and best == last and provenance["global_step"] >= cap
+    # Still rising at the cap: its last evaluation beat every earlier one by more than the rise early
+    # stopping counts as an improvement (whichever model it keeps): a rise within it is the metric's noise.
+    still_improving = provenance["global_step"] >= cap and rising_at_end(evaluations, training.get("early_stopping_threshold", 0.0))
     return {
         "metric": provenance["metric"],
         "max_steps": cap,
@@ -58,8 +61,18 @@ def run_summary(model_dir: str | Path) -> dict:
         "still_improving": still_improving,
         "never_improved": never_improved(evaluations),
         "kept_first": kept_first(selected, evaluations, provenance["global_step"]),
-        "converged": not still_improving and not never_improved(evaluations),
+        # a run that kept its first evaluation's model learned nothing it kept (never_improved, with keep: best)
+        "converged": not still_improving and not kept_first(selected, evaluations, provenance["global_step"]),
     }
+
+
+def rising_at_end(evaluations: list[tuple[int, float]], threshold: float) -> bool:
+    """Whether the last evaluation beat every earlier one by more than `threshold` (a single one: it did)."""
+    if not evaluations:
+        return False
+    if len(evaluations) == 1:
+        return True
+    return evaluations[-1][1] > max(value for _, value in evaluations[:-1]) + threshold
 
 
 def kept_first(selected: int | None, evaluations: list[tuple[int, float]], updates: int) -> bool:
