@@ -69,13 +69,13 @@ def test_the_work_of_each_job_is_counted_from_the_config():
     assert (mle.updates, mle.batch_size, mle.updates_bound) == (4000, 128, "cap")  # no past run: the step cap
     assert mle.dev_decoded == 4000 // 100 * 500 and mle.helper_forwards == 0
     gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"})
-    assert gold.updates == 1500 and gold.helper_forwards == 1  # the lagged policy; rewards come from the cache
+    assert gold.updates == 100 and gold.helper_forwards == 1  # the fixed budget; the lagged policy; cached rewards
     control = job_work(config, "fine_tune", {"task": "demo", "objective": "mle_continued", "seed": "1"})
     assert control.helper_forwards == 0
     test = job_work(config, "evaluate_test", {"task": "demo", "objective": "mle", "seed": "1"})
     assert test.scored == 500 and test.decoded == {1: 500}  # greedy on the test set
     valid = job_work(config, "evaluate_valid", {"task": "demo", "objective": "mle", "seed": "1"})
-    assert valid.decoded == {1: 500 * (1 + 3 + 3), 3: 500, 5: 500}  # greedy, 3+3 sampling runs, beam3, beam5
+    assert valid.decoded == {1: 500 * (1 + 3), 5: 500}  # greedy, 3 top-k 20 sampling runs, beam 5
     assert job_work(config, "cache_rewards", {"task": "demo", "seed": "1"}).scored == 20000
 
 
@@ -101,7 +101,7 @@ def test_seconds_are_the_work_at_the_profiles_rates():
     assert estimate.origin == "measured"
     gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"})
     rates = profile.rates(task)
-    assert work_seconds(gold, rates) == 10 + 1500 * 128 * (1 + 1) + 1500 // 50 * 500 * 1
+    assert work_seconds(gold, rates) == 10 + 100 * 128 * (1 + 1) + 100 // 50 * 500 * 1
     assert rates.decode_seconds(3) == 5.0 * 3 / 5  # an untimed beam count scales from the nearest timed one
     assert job_estimate(config, profile, "table1", {}).expected == 2.0  # a job that runs no model
 

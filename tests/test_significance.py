@@ -5,17 +5,8 @@ import pandas as pd
 import pytest
 
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
-from gold_textgen.analysis.significance import (
-    Comparison,
-    cell,
-    compare,
-    note,
-    reading,
-    seed_interval,
-    significance_columns,
-    significance_table,
-    with_significance,
-)
+from gold_textgen.analysis.significance import Comparison, compare, reading, seed_interval, significance_table
+from gold_textgen.analysis.significance_report import cell, note, significance_columns, with_significance
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.workflow.files import write_jsonl
 

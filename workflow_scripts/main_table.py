@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from gold_textgen.analysis.significance import note, significance_columns, with_significance
+from gold_textgen.analysis.significance_report import note, significance_columns, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note, seed_table, with_families, with_scoring, write_table
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks

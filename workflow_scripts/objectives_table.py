@@ -3,7 +3,7 @@
 import pandas as pd
 
 from gold_textgen.analysis.objectives_table import objectives_table, smoothing_note, write_objectives
-from gold_textgen.analysis.significance import note, with_significance
+from gold_textgen.analysis.significance_report import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks

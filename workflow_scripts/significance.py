@@ -1,7 +1,8 @@
 """Snakemake adapter: rule significance -> gold_textgen.analysis.significance."""
 
 from gold_textgen.analysis.paper_comparison import Run
-from gold_textgen.analysis.significance import method_note, significance_table, to_markdown
+from gold_textgen.analysis.significance import significance_table
+from gold_textgen.analysis.significance_report import method_note, to_markdown
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
 from gold_textgen.evaluation.metrics import Scoring

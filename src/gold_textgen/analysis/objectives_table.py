@@ -17,7 +17,8 @@ from ..workflow.files import write_csv, write_text
 from . import objective_names
 from .figures import save, shared_legend
 from .markdown import markdown_table
-from .significance import BASELINES, significance_columns
+from .significance import BASELINES
+from .significance_report import significance_columns
 from .tables import average_sample_runs
 from .training_marks import COLUMN, KEPT_FIRST
 
