@@ -1,6 +1,8 @@
 """The gold-textgen command: --set overrides (parsed as YAML, checked with the config, a bad key named
 with its path), each subcommand's help, and a dry run of the default experiment with one seed."""
 
+import tomllib
+
 import pytest
 from click.testing import CliRunner
 from conftest import REPO
@@ -88,3 +90,43 @@ def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_expe
     command, env = calls[0]
     assert command.index(target) < command.index("--configfile") and command[-1] == "configs/smoke.yaml"
     assert env["GOLD_TEXTGEN_REPLACE"] == "smoke"
+
+
+@pytest.mark.workflow
+def test_status_says_snakemakes_reason_and_exits_non_zero_with_jobs_pending(monkeypatch):
+    """Snakemake writes why a plan fails (missing input files) to stdout: the CLI shows it, not a bare
+    'snakemake failed'; and a status with jobs to run exits 1, as a check in a script expects."""
+    monkeypatch.chdir(REPO)
+    failed = CliRunner().invoke(main, ["status", "configs/local_example.yaml"])
+    assert failed.exit_code == 1 and "snakemake failed" in failed.output
+    assert "data/my_corpus/train.src" in failed.output, failed.output[-2000:]
+    pending = CliRunner().invoke(main, ["status", "configs/smoke.yaml", "--set", "experiment.seeds=[91]"])
+    assert pending.exit_code == 1 and "smoke: " in pending.output and "jobs to run" in pending.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "files", "said"),
+    [
+        (["run", "config.yaml", "--set", "experiment=null", "-n"], {}, "config key experiment: a mapping of settings"),
+        (["plan", "{tmp}/list.yaml"], {"list.yaml": "- a\n- b\n"}, "list.yaml: a config file holds a mapping of settings"),
+        (["plan", "config.yaml", "--device", "{tmp}/empty.yaml"], {"empty.yaml": ""}, "empty.yaml: not a device profile"),
+        (["plan", "config.yaml", "--device", "{tmp}/bad.yaml"], {"bad.yaml": "rates: [1\n"}, "bad.yaml: not YAML"),
+        (["plan", "config.yaml", "--slots", "-1"], {}, "Invalid value for '--slots'"),
+        (["signatures", "--results", "{tmp}/nope"], {}, "no trained models of task demo under"),
+    ],
+)
+def test_bad_input_is_a_message_not_a_traceback(monkeypatch, tmp_path, capsys, arguments, files, said):
+    monkeypatch.chdir(REPO)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = CliRunner().invoke(main, [argument.format(tmp=tmp_path) for argument in arguments])
+    output = result.output + capsys.readouterr().err
+    assert result.exit_code != 0 and said in output, output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+
+
+def test_the_version_is_the_packages_and_the_changelog_names_it():
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0 and result.output.strip().endswith(version)
+    assert f"## {version} " in (REPO / "CHANGELOG.md").read_text()

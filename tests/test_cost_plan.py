@@ -12,7 +12,7 @@ from gold_textgen.workflow.cost.device_profile import DeviceProfile, shape_key
 from gold_textgen.workflow.cost.dry_run import PlannedJob, parse_jobs
 from gold_textgen.workflow.cost.estimates import Estimate, job_estimate, runtime_minutes, work_seconds
 from gold_textgen.workflow.cost.plan import JobCost, ancestors, report, rows_by_table, wall_seconds
-from gold_textgen.workflow.cost.work import Folders, job_work
+from gold_textgen.workflow.cost.work import Folders, job_work, split_examples
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.schema import validate_config
@@ -171,3 +171,13 @@ def test_the_plan_report_names_the_device_the_rates_and_the_wall_time():
     assert re.search(r"^train_mle\s+1\s", text, re.M) and re.search(r"^Table 1\s+3\s", text, re.M)
     expected = 2.0 + job_estimate(config, profile, "train_mle", {"task": "demo", "seed": "1"}).expected + 2.0
     assert wall == pytest.approx(expected + 5.0)  # the three jobs in a chain, then the workflow's start
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))
+def test_every_split_of_every_shipped_config_is_counted(name):
+    """The plan counts each split's examples from the source settings, whatever their form: a release read
+    by prefixes (paper.yaml's NQG: no sentence_split, no line_ranges), a sentence split, a synthetic size."""
+    config = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / name]))
+    for task in config["tasks"]:
+        for split in ("train", "valid", "test"):
+            assert split_examples(config, task, split) > 0, (task, split)

@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alpha", type=float, default=ALPHA, help="the claims' family-wise level (Holm)")
     parser.add_argument("--claims", choices=sorted(CLAIM_SETS), default="demo", help="the claim set to test (standard: nqg_real's)")
     args = parser.parse_args(argv)
+    if not (args.results / "models" / args.task).is_dir():
+        parser.error(f"no trained models of task {args.task} under {args.results}/models/: run the experiment first (make demo)")
     checks = run_checks(args.results, args.task)
     for name, passed, detail in checks:
         print(f"{'holds' if passed else 'FAILS':12s} {name}: {detail}")

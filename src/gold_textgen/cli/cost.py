@@ -21,16 +21,28 @@ def dry_run(snakemake: list[str], arguments: list[str], everything: bool) -> tup
     command = [*snakemake, "-n", *arguments, *(["--forceall"] if everything else [])]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode:
-        raise click.ClickException(result.stderr.strip()[-3000:] or "snakemake failed")
+        raise click.ClickException(snakemake_failure(result))
     return result.stdout + result.stderr, time.perf_counter() - start
+
+
+def snakemake_failure(result: subprocess.CompletedProcess) -> str:
+    """Why a Snakemake run failed, in its own words: the end of what it wrote (its reasons, such as missing
+    input files, go to stdout, its tracebacks to stderr)."""
+    said = "\n".join(part.strip() for part in (result.stdout, result.stderr) if part and part.strip())
+    return "snakemake failed:\n" + (said[-3000:] if said else f"exit status {result.returncode}, nothing written")
+
+
+def load_profile(path: str) -> DeviceProfile:
+    """A device profile, or the reason it is not one as the command's error."""
+    try:
+        return DeviceProfile.load(path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def cost_report(config: dict, profile_path: str, output: str, slots: int, startup: float, root: Path | None = None) -> tuple[str, float]:
     """The plan of a dry run's jobs on a device profile, as text, and its expected wall time (`root`: the
     folder whose past runs give the expected updates; the current one by default)."""
-    try:
-        profile = DeviceProfile.load(profile_path)
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
+    profile = load_profile(profile_path)
     jobs = [job for job in parse_jobs(output) if job.rule != "all"]
     return report(config, profile, jobs, Folders.of(config, root or Path.cwd()), slots, startup)

@@ -17,7 +17,7 @@ from ..workflow.errors import ConfigError
 from ..workflow.experiment_index import REPLACE_VARIABLE
 from ..workflow.files import write_text
 from ..workflow.layers import OVERRIDES_SUFFIX
-from .cost import cost_report, dry_run
+from .cost import cost_report, dry_run, load_profile, snakemake_failure
 from .overrides import checked_config
 
 BASE_CONFIG = Path("config.yaml")
@@ -64,7 +64,7 @@ def planned_jobs(arguments: list[str]) -> dict[str, int]:
     """Jobs per rule that Snakemake would run for these --configfile arguments (its dry run's table)."""
     result = subprocess.run([*snakemake_command(), "-n", "--quiet", "rules", *arguments], capture_output=True, text=True)
     if result.returncode:
-        raise click.ClickException(result.stderr.strip() or "snakemake failed")
+        raise click.ClickException(snakemake_failure(result))
     return job_counts(result.stdout)
 
 
@@ -80,6 +80,7 @@ SET = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", hel
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gold-textgen")
 def main() -> None:
     """Run and inspect the GOLD workflow's experiments (from the project's root)."""
 
@@ -114,7 +115,7 @@ def run(configs, overrides, profile, cores, dry_run, targets, replace) -> None:
 )
 @click.option(
     "--slots",
-    type=int,
+    type=click.IntRange(min=1),
     default=None,
     help="cores (GPUs on a GPU profile) the jobs share, for the wall time (default: this machine's cores)",
 )
@@ -130,6 +131,7 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
             click.echo(f"{rule:24s} {count:6d}")
         click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
         return
+    load_profile(device_profile)  # a bad profile stops the command before the dry run's seconds
     output, startup = dry_run(snakemake_command(), arguments, everything)
     click.echo(cost_report(config, device_profile, output, slots or len(os.sched_getaffinity(0)), startup)[0])
 
@@ -138,7 +140,8 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
 @CONFIGS
 @SET
 def status(configs, overrides) -> None:
-    """Whether an experiment's outputs are up to date: the jobs that would run, per rule."""
+    """Whether an experiment's outputs are up to date: the jobs that would run, per rule (exit status 0 when
+    none would, 1 when some would)."""
     config, arguments = experiment_arguments(configs, overrides)
     pending = planned_jobs(arguments)
     name = config["experiment"]["name"]
@@ -146,6 +149,7 @@ def status(configs, overrides) -> None:
         click.echo(f"{name}: up to date (results/{name}/)")
         return
     click.echo(f"{name}: {sum(pending.values())} jobs to run: " + ", ".join(f"{rule} {count}" for rule, count in pending.items()))
+    raise SystemExit(1)
 
 
 @main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)

@@ -7,6 +7,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from .errors import ConfigError
 from .strict_yaml import read_strict
 
 
@@ -15,6 +16,9 @@ def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapp
     order, then --config values; each as (where it comes from, its settings). A key written twice in one
     file, or a number YAML would read as octal, is a ConfigError naming the file and line (strict_yaml)."""
     layers = [(str(path), read_strict(path) or {}) for path in [base, *overlays]]
+    for where, layer in layers:
+        if not isinstance(layer, dict):
+            raise ConfigError(f"{where}: a config file holds a mapping of settings (experiment:, tasks:, ...), not {type(layer).__name__}")
     if command_line:
         layers.append(("--config", dict(command_line)))
     return layers
@@ -33,7 +37,10 @@ def merge_layers(layers: Sequence[tuple[str, dict]]) -> dict:
         config = _deep_merge(config, layer)
     take_switched_sources(config, layers)
     if layers:
-        config.setdefault("experiment", {})["name"] = experiment_name(layers)
+        experiment = config.setdefault("experiment", {})
+        if not isinstance(experiment, dict):
+            raise ConfigError(f"config key experiment: a mapping of settings (name, tasks, seeds, ...), not {experiment!r}")
+        experiment["name"] = experiment_name(layers)
     return config
 
 

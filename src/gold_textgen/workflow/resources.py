@@ -75,7 +75,7 @@ def training_examples(source: dict, cap: int = MEDIUM_EXAMPLES) -> int:
     file or a whole public corpus counts as `cap`)."""
     if source["kind"] == "synthetic":
         return source["num_train"]
-    if "train" in source.get("line_ranges", {}):  # e.g. 7,965 pairs of NQG's dev file
+    if "train" in (source.get("line_ranges") or {}):  # e.g. 7,965 pairs of NQG's dev file
         first, last = source["line_ranges"]["train"]
         return min(cap, last - first + 1)
     if source.get("sentence_split") and "directory" in source:  # configs/nqg_real.yaml: the dev file less dev and test

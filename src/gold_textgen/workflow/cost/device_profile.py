@@ -93,7 +93,12 @@ class DeviceProfile:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"cost.device_profile: no device profile at {path} (python -m benchmarks.device_profile writes one)")
-        data = yaml.safe_load(path.read_text())
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path}: not YAML ({getattr(error, 'problem', None) or error})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: not a device profile (device, threads, ..., tasks: benchmarks.device_profile writes one)")
         missing = [key for key in ("device", "threads", "measured", "job_start_s", "cpu_job_s", "tasks") if key not in data]
         if missing:
             raise ConfigError(f"{path}: not a device profile (missing {', '.join(missing)})")

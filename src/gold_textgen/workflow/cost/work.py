@@ -62,9 +62,9 @@ def split_examples(config: dict, task: str, split: str, results: Folders | None 
         return source[f"num_{split}"]
     if split == "train":
         return training_examples(source)
-    if "sentence_split" in source and split in source["sentence_split"]:
+    if split in (source.get("sentence_split") or {}):  # null where the release's own files are read by prefix
         return source["sentence_split"][split]
-    if split in source.get("line_ranges", {}):
+    if split in (source.get("line_ranges") or {}):
         first, last = source["line_ranges"][split]
         return last - first + 1
     return config["tasks"][task]["fine_tune"]["eval_max_examples"] or 2000  # a public corpus's dev/test: thousands
