@@ -1,18 +1,19 @@
 # GOLD: text generation by learning from demonstrations (Pang & He, ICLR 2021), as one Snakemake DAG.
 #
 #   snakemake --cores all                       the default experiment (config.yaml: the demo task)
-#   snakemake --cores all results/tables/main.csv   one target and only what it needs
+#   snakemake --cores all results/demo/tables/main.csv   one target and only what it needs
 #   snakemake --configfile configs/<name>.yaml  another experiment (configs/paper.yaml: the paper's grid)
 #
 # Stages: [download] -> data -> tokenizer -> MLE training -> [reward cache] -> GOLD fine-tuning per
 #         objective and seed -> evaluation per model and split (token NLL, every decoding run, scores)
 #         [+ lead-3]
 #         -> tables (1, 2, comparison with the paper), figures, analyses.
-#   snakemake --report report.html              one self-contained report of every table and figure
+#   snakemake --report results/demo/report.html   one self-contained report of every table and figure
 #
-# Results (templates at the top of rules/common.smk): DATA, TOKENIZER, MODEL (+ CHECKPOINTS, TRAINING_LOG),
-#         REWARDS, TOKEN_NLL, GENERATIONS, SCORES, LEAD3_*, then results/tables, figures, analysis,
-#         human_eval; every job's log under logs/{rule}/ and its timing under logs/benchmarks/{rule}/.
+# Results (templates in rules/common/config.smk): DATA, TOKENIZER, MODEL (+ CHECKPOINTS, TRAINING_LOG),
+#         REWARDS, TOKEN_NLL, GENERATIONS, SCORES, LEAD3_*, then results/<experiment>/tables, figures,
+#         analysis, human_eval; every job's log under logs/<experiment>/{rule}/, its timing under
+#         logs/<experiment>/benchmarks/{rule}/.
 
 
 from pathlib import Path
