@@ -267,6 +267,13 @@ NQG_SOURCE = {"kind": "nqg_zhou2017", "url": "file:///unused", "answer_markers":
             lambda c: c["tasks"]["demo"]["fine_tune"].update(keep="last", early_stopping_patience=2),
             r"tasks\.demo\.fine_tune\.keep: last keeps the model after max_steps, an equal budget for every run",
         ),
+        (
+            lambda c: (
+                c["tasks"]["demo"]["fine_tune"].update(rewards="online"),
+                c["tasks"]["demo"]["objectives"].update(gold_again={"reward": "s", "start_from": "gold_s"}),
+            ),
+            r"objectives\.gold_again\.start_from: with fine_tune\.rewards: online the rewards come from the model",
+        ),
         (lambda c: c["tasks"]["demo"]["tokenizer"].update(copy_slots=5), r"tasks\.demo\.tokenizer\.copy_slots: only the copy models"),
         (
             lambda c: c["tasks"]["demo"]["tokenizer"].update(vocab_size=8),

@@ -213,7 +213,9 @@ def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
     assert len(summary) == 5  # MLE, the control and the three GOLD objectives, seed 1
     for row in summary.itertuples():
         provenance = json.loads((tiny_run / f"results/smoke/models/demo/{row.objective}/seed{row.seed}/provenance.json").read_text())
-        assert f"checkpoint-{row.selected_step}" == provenance["best_checkpoint"]
+        # the kept model: the best dev checkpoint (MLE), or the last after the fixed budget (fine-tuning, keep: last)
+        kept = f"checkpoint-{provenance['global_step']}" if provenance["kept"] == "last" else provenance["best_checkpoint"]
+        assert f"checkpoint-{row.selected_step}" == kept and provenance["kept"] == ("best" if row.objective == "mle" else "last")
     curves = pd.read_csv(tiny_run / "results/smoke/analysis/demo/training_curves.csv")
     gold = curves[curves["objective"] == "gold_s"]
     assert {"dev_metric", "train_loss", "mean_weight", "mean_return"} <= set(gold["curve"])

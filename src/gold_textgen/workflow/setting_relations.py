@@ -42,6 +42,7 @@ def check_setting_relations(config: dict) -> None:
         _check_objective_names(name, task)
         _check_case(name, task)
         _check_metric_fits_source(name, task)
+        _check_reward_model(name, task)
 
 
 # Sources whose references are sentences, never worked solutions with a final answer after ####.
@@ -66,6 +67,20 @@ def _check_case(name: str, task: dict) -> None:
             f"config key tasks.{name}.tokenizer.lowercase: the model would write lowercase text only, while BLEU (the task's "
             "metric) compares it with references that keep their case; lowercase the data itself, or leave this false"
         )
+
+
+def _check_reward_model(name: str, task: dict) -> None:
+    """Online rewards come from the frozen starting model: an objective that needs MLE rewards and starts
+    from another objective would read that objective's probabilities as "p_MLE"."""
+    if task["fine_tune"]["rewards"] != "online":
+        return  # the reward cache is the MLE model's, whatever an objective starts from
+    for objective_name, objective in task["objectives"].items():
+        if "mle_rewards" in needs(objective) and objective.get("start_from", "mle") != "mle":
+            raise ConfigError(
+                f"config key tasks.{name}.objectives.{objective_name}.start_from: with fine_tune.rewards: online the rewards "
+                f"come from the model fine-tuning starts from, here '{objective['start_from']}', not MLE; set fine_tune.rewards: "
+                "cached (the MLE model's reward cache), or start it from mle"
+            )
 
 
 def _check_objective_names(name: str, task: dict) -> None:
