@@ -1,5 +1,6 @@
 """The error every config check raises: its message names the offending key, which `key_path` reads
-back so the workflow can say which config file set it."""
+back so the workflow can say which config file set it; and the error of a step that stops for a reason
+its message explains (a job's log ends with that message, not a traceback)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,8 @@ class ConfigError(ValueError):
         if not match:
             return []
         return [int(part) if part.isdigit() else part for part in re.split(r"\.|\[|\]", match.group(1)) if part]
+
+
+class StepError(RuntimeError):
+    """A workflow step cannot go on, for a reason its message says with what to do (workflow.logs ends the
+    job's log with the message alone)."""

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from .errors import StepError
+
 
 @contextlib.contextmanager
 def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
@@ -47,6 +49,9 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
         logging.getLogger("gold_textgen").info("job environment: %s", job_environment())
         try:
             yield
+        except StepError as error:  # a reason, not a bug: the message is the log's last line, no traceback
+            logging.getLogger("gold_textgen").error("step stopped: %s", error)
+            raise SystemExit(1) from None
         except BaseException:
             logging.getLogger("gold_textgen").exception("step failed")
             raise

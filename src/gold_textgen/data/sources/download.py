@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from ...workflow.errors import StepError
 from ...workflow.files import atomic_open, file_digest, write_json
 
 log = logging.getLogger(__name__)
@@ -19,7 +20,7 @@ ALGORITHMS = ("sha256", "md5")
 CHUNK = 1 << 20
 
 
-class DownloadError(RuntimeError):
+class DownloadError(StepError):
     """A source could not be fetched or failed its checksum; the message says what to do."""
 
 
@@ -64,9 +65,10 @@ def fetch(url: str, destination: str | os.PathLike, checksum: str | None = None,
             verify(handle.name, checksum, url)
     except (urllib.error.URLError, OSError, ValueError) as error:
         raise DownloadError(
-            f"could not download {url} ({error}). Check that this machine can reach it, or fetch it by hand and "
-            f"place it at {destination} (the workflow then verifies its checksum)"
-        ) from error
+            f"could not download {url} ({error}). Check that this machine can reach it; or fetch the file on a machine "
+            f"that can and place it at {destination}, or set the source's url to a local copy (file:///path/to/the/file)"
+            + ("; the workflow then verifies it against the pinned checksum" if checksum else "")
+        ) from None
     write_json(origin_file(destination), {"url": url})
     log.info("downloaded %s -> %s (%d bytes)", url, destination, destination.stat().st_size)
     return destination

@@ -1,0 +1,26 @@
+"""A job's log (workflow/logs.py): a step that stops for a reason (StepError) ends its log with that reason
+and exits 1 without a traceback; anything else is logged with its traceback and raised as it was."""
+
+import pytest
+
+from gold_textgen.data.sources.download import fetch
+from gold_textgen.workflow.logs import log_to_file
+
+
+def test_a_failed_download_ends_its_log_with_what_to_do(tmp_path):
+    log = tmp_path / "download.log"
+    with pytest.raises(SystemExit) as stopped, log_to_file(log):
+        fetch((tmp_path / "missing.zip").as_uri(), tmp_path / "archive")
+    assert stopped.value.code == 1
+    text = log.read_text()
+    assert "Traceback" not in text
+    last = text.strip().splitlines()[-1]
+    assert "step stopped: could not download file://" in last and "place it at" in last and "file:///path/to/the/file" in last
+    assert "pinned checksum" not in last  # none is pinned: no promise of a check
+
+
+def test_a_bug_keeps_its_traceback(tmp_path):
+    log = tmp_path / "bug.log"
+    with pytest.raises(ZeroDivisionError), log_to_file(log):
+        1 / 0  # noqa: B018
+    assert "Traceback" in log.read_text() and "step failed" in log.read_text()
