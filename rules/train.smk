@@ -15,11 +15,11 @@ rule train_mle:
         log_path("train_mle/{task}/seed{seed}.log"),
     benchmark:
         benchmark_path("train_mle/{task}/seed{seed}.tsv")
+    # the longest jobs, and every later one waits on them: start them all before any job that needs one
+    priority: 10
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("train_mle")
-    # the longest jobs, and every later one waits on them: start them all before any job that needs one
-    priority: 10
     resources:
         gpu=requested("train_mle", "gpu"),
         mem_mb=requested("train_mle", "mem_mb"),
