@@ -69,7 +69,7 @@ def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)
     overlay = tmp_path / "overlay.yaml"
-    overlay.write_text("analysis:\n  num_examples: 2\n")
+    overlay.write_text("experiment:\n  name: smoke\nanalysis:\n  num_examples: 2\n")  # the smoke experiment, changed
     smoke = str(REPO / "configs" / "smoke.yaml")
     result = run_snakemake(workdir, "--report", "report.html", "--configfile", smoke, str(overlay), "--config", "training_logger=none")
     text = (workdir / "report.html").read_text()
