@@ -212,7 +212,7 @@ if gold_report_status.is_report_run(sys.argv):
     REPORT_CONFIGFILES = list(workflow.config_settings.configfiles)
     if workflow.config_settings.config:  # --config values, applied last as they were
         # named as --set's files are, so the layer changes settings, not the experiment's name
-        REPORT_CONFIGFILES.append(REPORT_STATUS.with_name("report" + gold_layers.OVERRIDES_SUFFIX))
+        REPORT_CONFIGFILES.append(REPORT_STATUS.with_name(f"report{gold_layers.OVERRIDES_SUFFIX}"))
         REPORT_CONFIGFILES[-1].write_text(yaml.safe_dump(dict(workflow.config_settings.config)))
     STALE_RESULTS = gold_report_status.stale_results(
         workflow.main_snakefile, Path.cwd(), REPORT_CONFIGFILES
