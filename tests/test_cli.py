@@ -90,6 +90,13 @@ def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_expe
     command, env = calls[0]
     assert command.index(target) < command.index("--configfile") and command[-1] == "configs/smoke.yaml"
     assert env["GOLD_TEXTGEN_REPLACE"] == "smoke"
+    # other Snakemake options pass through, before the config files; an option given as a target is refused
+    passed = CliRunner().invoke(main, ["run", "configs/smoke.yaml", "--snakemake", "--keep-going --set-threads train_mle=2"])
+    assert passed.exit_code == 0, passed.output
+    command, _ = calls[1]
+    assert command.index("--keep-going") < command.index("--configfile") and "train_mle=2" in command
+    refused = CliRunner().invoke(main, ["run", "configs/smoke.yaml", "--target", "--forceall"])
+    assert refused.exit_code == 2 and "--forceall is an option, not an output" in refused.output and len(calls) == 2
 
 
 @pytest.mark.workflow

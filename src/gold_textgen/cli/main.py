@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -93,12 +94,21 @@ def main() -> None:
 @click.option("-n", "--dry-run", is_flag=True, help="show what would run, run nothing")
 @click.option("--target", "targets", multiple=True, help="build only this output (repeatable)")
 @click.option("--replace", is_flag=True, help="retrain in place the models another config made under this experiment's name")
-def run(configs, overrides, profile, cores, dry_run, targets, replace) -> None:
+@click.option(
+    "--snakemake",
+    "passed",
+    metavar="OPTIONS",
+    help="more Snakemake options, as one quoted string: --snakemake '--keep-going --rerun-incomplete --set-threads train_mle=2'",
+)
+def run(configs, overrides, profile, cores, dry_run, targets, replace, passed) -> None:
     """Run an experiment: CONFIGS (config files, merged over config.yaml in order) with any --set overrides."""
+    flags = [target for target in targets if target.startswith("-")]
+    if flags:
+        raise click.BadParameter(f"{flags[0]} is an option, not an output; pass Snakemake options with --snakemake", param_hint="--target")
     config, arguments = experiment_arguments(configs, overrides)
-    # Targets before --configfile: Snakemake reads every word after it as one more config file.
+    # Targets and options before --configfile: Snakemake reads every word after it as one more config file.
     command = [*snakemake_command(), *(["--profile", profile] if profile else ["--cores", cores]), *targets]
-    command += [*(["-n"] if dry_run else []), *arguments]
+    command += [*shlex.split(passed or ""), *(["-n"] if dry_run else []), *arguments]
     environment = {**os.environ, **({REPLACE_VARIABLE: config["experiment"]["name"]} if replace else {})}
     click.echo(" ".join(command), err=True)
     raise SystemExit(subprocess.call(command, env=environment))
