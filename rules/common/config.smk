@@ -46,6 +46,10 @@ except ConfigError as error:
     raise WorkflowError(f"invalid configuration file: {error}")
 gold_layers.take_switched_sources(config, CONFIG_LAYERS)
 EXPERIMENT_NAME, EXPERIMENT_SOURCES = gold_layers.name_sources(CONFIG_LAYERS)
+# The config files this experiment's folder belongs to, as its record names them (experiment_index).
+EXPERIMENT_SOURCE_LABELS = gold_experiment_index.source_labels(
+    EXPERIMENT_SOURCES, Path(workflow.basedir)
+)
 config.setdefault("experiment", {})["name"] = EXPERIMENT_NAME
 try:
     gold_schema.validate_config(config)
@@ -196,7 +200,7 @@ def record_experiment(complete):
         RESULTS,
         EXPERIMENT["name"],
         EXPERIMENT["extends"],
-        gold_experiment_index.source_labels(EXPERIMENT_SOURCES, Path(workflow.basedir)),
+        EXPERIMENT_SOURCE_LABELS,
         [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
         code,
         complete=complete,
@@ -232,7 +236,7 @@ onstart:
     problem = problem or gold_experiment_index.takeover_problem(
         RESULTS,
         EXPERIMENT["name"],
-        gold_experiment_index.source_labels(EXPERIMENT_SOURCES, Path(workflow.basedir)),
+        EXPERIMENT_SOURCE_LABELS,
         [
             str(output)
             for job in workflow.dag.needrun_jobs()

@@ -52,18 +52,18 @@ class Verdict:
         )
 
 
-def _t_test(contrasts: np.ndarray) -> tuple[float, float, float, float]:
-    """(mean, standard error, p for mean > 0, p for mean < 0) of per-seed contrasts; one seed or no spread
-    decides nothing (p 1 both ways, or the sign alone where every contrast is the same non-zero value)."""
+def _t_test(contrasts: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
+    """(mean, half-width of its two-sided 1 - 2 alpha interval, p for mean > 0, p for mean < 0) of per-seed
+    contrasts; one seed or no spread decides nothing (p 1 both ways)."""
     mean = float(contrasts.mean())
     if contrasts.size < 2:
         return mean, float("inf"), 1.0, 1.0
     se = float(contrasts.std(ddof=1) / np.sqrt(contrasts.size))
     if se <= 1e-12 * max(1.0, abs(mean)):
         return mean, 0.0, 1.0, 1.0  # no spread: the t statistic is undefined, and nothing is shown
-    t = mean / se
     freedom = contrasts.size - 1
-    return mean, se, float(stats.t.sf(t, freedom)), float(stats.t.cdf(t, freedom))
+    t = mean / se
+    return mean, float(stats.t.isf(alpha, freedom)) * se, float(stats.t.sf(t, freedom)), float(stats.t.cdf(t, freedom))
 
 
 def _decide(verdict: Verdict, alpha: float) -> Verdict:
@@ -77,8 +77,7 @@ def _decide(verdict: Verdict, alpha: float) -> Verdict:
 def difference_claim(claim: str, a: Sequence[float], b: Sequence[float], bound: float = 0.0, alpha: float = 0.05) -> Verdict:
     """a - b > bound, per seed (paired by seed)."""
     contrasts = np.asarray(a, float) - np.asarray(b, float) - bound
-    mean, se, p_for, p_against = _t_test(contrasts)
-    half = float(stats.t.isf(alpha, contrasts.size - 1)) * se if contrasts.size > 1 else float("inf")
+    mean, half, p_for, p_against = _t_test(contrasts, alpha)
     detail = "per seed " + ", ".join(f"{x - y:+.3g}" for x, y in zip(a, b, strict=True))
     estimate = mean + bound
     verdict = Verdict(claim, estimate, estimate - half, estimate + half, p_for, p_against, contrasts.size, detail, tuple(contrasts))
@@ -88,8 +87,7 @@ def difference_claim(claim: str, a: Sequence[float], b: Sequence[float], bound: 
 def ratio_claim(claim: str, numerators: Sequence[float], denominators: Sequence[float], bound: float = 1.0, alpha: float = 0.05) -> Verdict:
     """numerator / denominator > bound, per seed (positive values), on the log scale."""
     contrasts = np.log(np.asarray(numerators, float) / np.asarray(denominators, float)) - np.log(bound)
-    mean, se, p_for, p_against = _t_test(contrasts)
-    half = float(stats.t.isf(alpha, contrasts.size - 1)) * se if contrasts.size > 1 else float("inf")
+    mean, half, p_for, p_against = _t_test(contrasts, alpha)
     detail = "per seed " + ", ".join(f"{a:.3g} / {b:.3g}" for a, b in zip(numerators, denominators, strict=True))
     scale = lambda value: float(bound * np.exp(value))  # noqa: E731 (back from the log contrast to the ratio)
     low, high = scale(mean - half), scale(mean + half)
@@ -119,7 +117,7 @@ def ratio_of_means_claim(claim: str, a: Sequence[float], b: Sequence[float], bou
     """mean(a) >= bound x mean(b) with mean(b) > 0: the per-seed contrast a - bound x b tested above 0."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     contrasts = a - bound * b
-    _, _, p_for, p_against = _t_test(contrasts)
+    _, _, p_for, p_against = _t_test(contrasts, alpha)
     low, high = fieller_interval(a, b, alpha)
     estimate = float(a.mean() / b.mean()) if b.mean() != 0 else float("inf")
     detail = "per seed " + ", ".join(f"{x:.3g} vs {y:.3g}" for x, y in zip(a, b, strict=True))

@@ -43,7 +43,8 @@ def run_checks(results: Path, task: str) -> list[tuple[str, bool, str]]:
         summary = run_summary(model)
         detail = (
             f"{summary['global_step']} of {summary['max_steps']} updates; kept the model of update {summary['selected_step']}, "
-            f"best dev {summary['metric']} at {summary['last_eval_step'] if summary['still_improving'] else 'an earlier evaluation'}"
+            f"last dev {summary['metric']} evaluation at {summary['last_eval_step']}"
+            + ("; still rising there" if summary["still_improving"] else "")
         )
         if model.parent.name == "mle":
             checks.append((f"mle {model.name} converged before its cap", bool(summary["converged"]), detail))
