@@ -7,8 +7,10 @@ Runs the whole workflow in a fresh working directory (nothing reused from an ear
 wall time, the number of jobs, and the job seconds spent in training (MLE, reward cache, GOLD), in
 evaluation (token NLL, decoding, scoring) and in everything else (data, tokenizer, tables, figures), read
 from each job's Snakemake benchmark file. Job seconds add up over jobs that ran side by side, so they can
-exceed the wall time. With --device it also prints what `gold-textgen plan` expected for the same jobs on
-that device profile (its expected time, with the updates this run made), beside the measured wall time.
+exceed the wall time. With --device it also prints what `gold-textgen plan` expects on that device profile,
+beside the measured wall time: before the run (the empty folder: the updates of cost.expected_updates, what a
+fresh clone's plan says) and after it (the updates this run made, which tests the rates, the work counts and
+the schedule alone).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ def count_jobs(log_text: str) -> int:
 
 
 def planned_wall(command: list[str], workdir: Path, configfiles: list[str], device: Path, cores: str) -> float:
-    """The plan's expected wall time for every job of the finished run (the updates it made), its dry run's
-    duration standing for the workflow's start."""
+    """The plan's expected wall time for every job of the experiment (with the updates of the runs in
+    `workdir`, where there are any), its dry run's duration standing for the workflow's start."""
     output, startup = dry_run(command[:1], command[1:], everything=True)
     config = validate_config(merged_config(REPO / "config.yaml", configfiles))
     slots = len(os.sched_getaffinity(0)) if cores == "all" else int(cores)
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         command += ["--configfile", *(str(Path(config).resolve()) for config in args.configfile)]
     if args.threads:
         command += ["--set-threads", *(f"{rule}={args.threads}" for rule in MODEL_RULES)]
+    before = planned_wall(command, workdir, args.configfile, args.device, args.cores) if args.device else None
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{stage:16s} {stages.get(stage, 0.0):7.1f} job seconds")
     if args.device:
         planned = planned_wall(command, workdir, args.configfile, args.device, args.cores)
-        print(f"planned wall time {planned:7.1f} s  ({planned / 60:.1f} min) on {args.device}: {planned / wall:.2f} x the measured")
+        for when, seconds in (("before the run", before), ("with its updates", planned)):
+            print(f"planned {when:16s} {seconds:7.1f} s  ({seconds / 60:.1f} min) on {args.device}: {seconds / wall:.2f} x the measured")
     if args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -66,8 +66,11 @@ def test_jobs_and_their_dependencies_are_read_from_a_dry_run():
 def test_the_work_of_each_job_is_counted_from_the_config():
     config = demo_config()
     mle = job_work(config, "train_mle", {"task": "demo", "seed": "1"}, expected=True)
-    assert (mle.updates, mle.batch_size, mle.updates_bound) == (4000, 128, "cap")  # no past run: the step cap
-    assert mle.dev_decoded == 4000 // 100 * 500 and mle.helper_forwards == 0
+    assert (mle.updates, mle.batch_size, mle.updates_bound) == (1200, 128, "recorded")  # cost.expected_updates
+    assert mle.dev_decoded == 1200 // 100 * 500 and mle.helper_forwards == 0
+    config["cost"]["expected_updates"] = {}
+    mle = job_work(config, "train_mle", {"task": "demo", "seed": "1"}, expected=True)
+    assert (mle.updates, mle.updates_bound) == (4000, "cap")  # nothing recorded: the step cap, an upper bound
     gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"})
     assert gold.updates == 100 and gold.helper_forwards == 1  # the fixed budget; the lagged policy; cached rewards
     control = job_work(config, "fine_tune", {"task": "demo", "objective": "mle_continued", "seed": "1"})
@@ -83,13 +86,35 @@ def test_past_runs_give_the_expected_updates(tmp_path):
     config = demo_config()
     summary = tmp_path / "results" / "demo" / "analysis" / "demo" / "training_summary.csv"
     summary.parent.mkdir(parents=True)
-    summary.write_text("objective,seed,global_step\nmle,1,1100\nmle,2,1300\ngold_s,1,300\n")
+    summary.write_text("objective,seed,global_step\nmle,1,900\nmle,2,1300\ngold_s,1,60\n")
     folders = Folders.of(config, tmp_path)
     mle = job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=True, results=folders)
-    assert (mle.updates, mle.updates_bound) == (1200, "past run")
+    assert (mle.updates, mle.updates_bound) == (1100, "past run")  # before the recorded 1,200
     assert job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=False, results=folders).updates == 4000
-    control = job_work(config, "fine_tune", {"task": "demo", "objective": "mle_continued", "seed": "1"}, results=folders)
-    assert control.updates_bound == "cap"  # no past run of the control
+    gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"}, results=folders)
+    assert (gold.updates, gold.updates_bound) == (100, "fixed budget")  # no early stopping: max_steps, whatever ran before
+
+
+def test_recorded_updates_name_a_task_and_objective_that_exist():
+    for counts, key in (({"dmeo": {"mle": 10}}, "cost.expected_updates.dmeo"), ({"demo": {"gold": 10}}, "cost.expected_updates.demo.gold")):
+        config = merged_config(REPO / "config.yaml")
+        config["cost"] = {"expected_updates": counts}
+        with pytest.raises(ConfigError, match=re.escape(key)):
+            validate_config(config)
+
+
+def test_the_recorded_updates_are_those_of_the_documented_runs():
+    """The counts a fresh clone's plan expects are the measured runs' that the results pages show."""
+    nqg = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))
+    page = (REPO / "docs" / "results" / "standard-models.md").read_text()
+    for objective, label in (("mle", "MLE"), ("mle_continued", "control"), ("gold_s", "GOLD-s")):
+        ends = [int(end.replace(",", "")) for end in re.findall(rf"^\| seed \d, {label} \|.*\| ([\d,]+) \|$", page, re.M)]
+        assert len(ends) == 3 and nqg["cost"]["expected_updates"]["nqg_real"][objective] == pytest.approx(sum(ends) / 3, rel=0.05)
+    low, high = (
+        int(n.replace(",", ""))
+        for n in re.search(r"\(([\d,]+)-([\d,]+)\s+updates in the runs below", (REPO / "docs" / "results" / "demo.md").read_text()).groups()
+    )
+    assert low <= demo_config()["cost"]["expected_updates"]["demo"]["mle"] <= high
 
 
 def test_seconds_are_the_work_at_the_profiles_rates():

@@ -16,6 +16,7 @@ import yaml
 from conftest import README_EXPERIMENTS, REPO, job_counts, run_snakemake
 from source_fixtures import release_zip_of_folder
 
+from gold_textgen.cli.cost import cost_report
 from gold_textgen.data.sources import load_source_splits
 from gold_textgen.workflow.layers import config_layers, merge_layers
 from gold_textgen.workflow.schema import validate_config
@@ -92,9 +93,9 @@ SHIPPED += [["configs/paper.yaml", "configs/paper_on_policy.yaml"], ["configs/nq
 SHIPPED += [["configs/nqg_real.yaml", "configs/nqg_real_causal.yaml"]]
 
 
-def planned(configs: list[str], workdir: Path) -> tuple[set[str], int]:
-    """The outputs (with logs and benchmark files) and the number of jobs of an experiment's dry run in a
-    fresh folder; configs/local_example.yaml gets a few lines of the corpus it asks the reader for."""
+def planned(configs: list[str], workdir: Path) -> tuple[set[str], int, str]:
+    """The outputs (with logs and benchmark files), the number of jobs and the output of an experiment's dry
+    run in a fresh folder; configs/local_example.yaml gets a few lines of the corpus it asks the reader for."""
     if "local_example" in " ".join(configs):
         for split in ("train", "valid", "test"):
             for side in ("src", "tgt"):
@@ -108,7 +109,7 @@ def planned(configs: list[str], workdir: Path) -> tuple[set[str], int]:
     for line in result.stdout.splitlines():
         if line.strip().startswith(("output:", "log:", "benchmark:")):
             outputs.update(part.strip() for part in line.split(":", 1)[1].split(","))
-    return outputs, sum(job_counts(result.stdout).values())
+    return outputs, sum(job_counts(result.stdout).values()), result.stdout
 
 
 def experiment_of(configs: list[str]) -> dict:
@@ -134,12 +135,12 @@ def plans(tmp_path_factory):
 def test_no_shipped_experiment_plans_a_file_of_another(plans):
     """Outputs lie under results/<name>/ and logs/<name>/; an overlay adds models to its base's folder
     (experiment.extends) and may plan the base's own jobs there, unchanged (workflow/overlays.py checks)."""
-    for configs, (outputs, _) in plans.items():
+    for configs, (outputs, _, _) in plans.items():
         experiment = experiment_of(list(configs))
         own = (f"results/{experiment['name']}/", f"logs/{experiment['name']}/")
         shared = (f"results/{experiment['extends']}/",) if experiment["extends"] else ()
         assert all(output.startswith(own + shared) for output in outputs), configs
-        for other, (other_outputs, _) in plans.items():
+        for other, (other_outputs, _, _) in plans.items():
             if other == configs:
                 continue
             related = {experiment["name"], experiment["extends"]} & {experiment_of(list(other))[key] for key in ("name", "extends")}
@@ -159,6 +160,30 @@ def readme_job_counts() -> dict[tuple[str, ...], tuple[str, int]]:
     return rows
 
 
+CPU_PROFILE = REPO / "benchmarks" / "devices" / "cpu-epyc-2core.yaml"
+
+
+def gpu_shaped(tmp_path: Path) -> Path:
+    """The CPU profile under a GPU's name: model jobs then count as GPU-hours, slots are GPUs."""
+    profile = yaml.safe_load(CPU_PROFILE.read_text())
+    profile["device"] = "gpu: a test profile"
+    path = tmp_path / "gpu.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+@pytest.mark.workflow
+def test_every_shipped_experiment_is_costed_on_a_cpu_and_a_gpu_profile(plans, tmp_path):
+    profiles = (CPU_PROFILE, gpu_shaped(tmp_path))
+    for configs, (_, _, output) in plans.items():
+        overlays = [REPO / name for name in configs if name != "config.yaml"]
+        config = validate_config(merge_layers(config_layers(REPO / "config.yaml", overlays)))
+        for profile in profiles:
+            text, wall = cost_report(config, str(profile), output, 2, 0.0, tmp_path)
+            assert wall > 0 and re.search(r"wall time on 2 (cores|GPUs) \(upper bound\)", text), (configs, profile)
+            assert "expected from" in text, configs  # each training run's updates and where they come from
+
+
 @pytest.mark.workflow
 def test_the_job_counts_the_readme_states_are_what_snakemake_plans(plans):
     """Every shipped experiment is in the README's table with the jobs its dry run in a fresh folder plans
@@ -167,7 +192,7 @@ def test_the_job_counts_the_readme_states_are_what_snakemake_plans(plans):
     assert set(stated) == set(plans), f"the README's table and the shipped experiments differ: {set(stated) ^ set(plans)}"
     wrong = [
         f"{stated[configs][0]}: the README says {stated[configs][1]} jobs, Snakemake plans {jobs}"
-        for configs, (_, jobs) in plans.items()
+        for configs, (_, jobs, _) in plans.items()
         if stated[configs][1] != jobs
     ]
     assert not wrong, "\n".join(wrong)

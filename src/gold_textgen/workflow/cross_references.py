@@ -62,6 +62,14 @@ def check_references(config: dict) -> None:
     for task in experiment["task_objectives"]:  # a task outside experiment.tasks is not run: its entry is unused
         if task not in config["tasks"]:
             raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
+    for task, counts in config["cost"]["expected_updates"].items():  # a typo would plan that run at its cap, silently
+        objectives = ["mle", *config["tasks"][task]["objectives"]] if task in config["tasks"] else None
+        if objectives is None:
+            raise ConfigError(f"config key cost.expected_updates.{task}: '{task}' is not defined under tasks")
+        for objective in counts:
+            if objective not in objectives:
+                known = ", ".join(objectives)
+                raise ConfigError(f"config key cost.expected_updates.{task}.{objective}: not an objective of the task ({known})")
     for name in experiment["tasks"]:
         _check_starting_points(config, name)
         for key, objectives in (

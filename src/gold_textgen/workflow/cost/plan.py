@@ -13,7 +13,7 @@ from ..views import task_config
 from .device_profile import DeviceProfile
 from .dry_run import PlannedJob
 from .estimates import Estimate, job_estimate, runs_a_model, stage_of
-from .work import Folders
+from .work import CAP, FIXED_BUDGET, PAST_RUN, RECORDED, TRAINING_RULES, Folders, expected_updates
 
 # The rules whose outputs are the experiment's tables, with the names users know them by.
 TABLES = {
@@ -156,9 +156,12 @@ def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders
         "",
         render(rows_by_table(costs), "table (with what it needs)"),
         "",
-        "expected: the updates past runs of this experiment made (training_summary.csv) where there are any, else the step cap;",
-        "upper: every training run to its step cap. GPU h: jobs that ask for GPUs on a GPU profile; CPU h: the others, times",
-        "their threads. limit min: the longest SLURM time limit a job of the rule asks for (cost.device_profile sets them).",
+        "expected: each training run's updates as listed below; upper: every training run to its step cap. GPU h: jobs that",
+        "ask for GPUs on a GPU profile; CPU h: the others, times their threads. limit min: the longest SLURM time limit a",
+        "job of the rule asks for (cost.device_profile sets them).",
+        "",
+        *updates_lines(config, costs, folders),
+        "",
     ]
     walls = {}
     for bound, expected in (("expected", True), ("upper bound", False)):
@@ -166,6 +169,27 @@ def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders
         minutes, hours, unit = walls[bound] / 60, walls[bound] / 3600, "GPUs" if profile.gpu else "cores"
         lines.append(f"wall time on {slots} {unit} ({bound}): {minutes:.1f} min ({hours:.2f} h), the workflow's start included")
     return "\n".join(lines), walls["expected"]
+
+
+SOURCES = {
+    PAST_RUN: "this experiment's finished runs (the mean of training_summary.csv)",
+    RECORDED: "cost.expected_updates (measured on an earlier run of this recipe)",
+    FIXED_BUDGET: "max_steps: no early stopping, every run makes them",
+    CAP: "max_steps, an UPPER BOUND: early stopping ends it sooner (no count in cost.expected_updates)",
+}
+
+
+def updates_lines(config: dict, costs: list[JobCost], folders: Folders) -> list[str]:
+    """Each training run's expected updates and where the figure comes from, one line per task and objective."""
+    runs = {}
+    for cost in costs:
+        if cost.job.rule in TRAINING_RULES:
+            task, objective = cost.job.wildcards["task"], cost.job.wildcards.get("objective", "mle")
+            runs.setdefault((task, objective), expected_updates(config, cost.job.rule, task, objective, folders))
+    lines = [f"{'task':20s} {'objective':20s} {'updates':>8s}  expected from"] if runs else []
+    for (task, objective), (updates, source) in runs.items():
+        lines.append(f"{task:20s} {objective:20s} {updates:8,d}  {SOURCES[source]}")
+    return lines
 
 
 def origins(costs: list[JobCost]) -> list[str]:

@@ -82,14 +82,31 @@ def past_updates(results: Folders | None, task: str, objective: str) -> int | No
     return round(runs["global_step"].mean()) if len(runs) else None
 
 
+# Where a training run's expected updates come from, most specific first (JobWork.updates_bound).
+PAST_RUN, RECORDED, FIXED_BUDGET, CAP = "past run", "recorded", "fixed budget", "cap"
+
+
+def expected_updates(config: dict, rule: str, task: str, objective: str, results: Folders | None = None) -> tuple[int, str]:
+    """The updates a training run is expected to make, and where the figure comes from: this experiment's past
+    runs, the counts recorded in cost.expected_updates, the step cap of a run without early stopping (what it
+    makes), or else the step cap as an upper bound."""
+    block = task_config(config, task)[TRAINING_RULES[rule]]
+    cap = block["max_steps"]
+    if block["early_stopping_patience"] is None:
+        return cap, FIXED_BUDGET
+    if (past := past_updates(results, task, objective)) is not None:
+        return min(past, cap), PAST_RUN
+    if (recorded := config["cost"]["expected_updates"].get(task, {}).get(objective)) is not None:
+        return min(recorded, cap), RECORDED
+    return cap, CAP
+
+
 def training_work(config: dict, rule: str, task: str, objective: str, expected: bool, results: Folders | None = None) -> JobWork:
     """The work of a train_mle or fine_tune job: every update to the step cap, or (`expected`) the updates
-    past runs made where there are any."""
+    `expected_updates` finds."""
     settings = task_config(config, task)
     block = settings[TRAINING_RULES[rule]]
-    updates, bound = block["max_steps"], "cap"
-    if expected and (past := past_updates(results, task, objective)) is not None:
-        updates, bound = min(past, updates), "past run"
+    updates, bound = expected_updates(config, rule, task, objective, results) if expected else (block["max_steps"], CAP)
     evaluations = updates // block["eval_steps"]
     dev = min(block["eval_max_examples"] or math.inf, split_examples(config, task, "valid", results))
     helpers, sampling = 0, False
