@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 CFF_VENV := .venv-cff
 CORES ?= all
 
-.PHONY: help setup demo test test-fast lint citation format docs clean
+.PHONY: help setup demo test suite test-fast lint citation format docs clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
@@ -43,7 +43,11 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 # while the others compute.
 TEST_WORKERS ?= 3
 
-test: setup lint  ## lint, then every test (what CI runs)
+test: setup  ## lint and every test, side by side (what CI runs)
+	$(MAKE) --no-print-directory -j2 lint suite
+
+# Every test; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
+suite: setup
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers

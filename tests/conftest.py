@@ -92,6 +92,24 @@ def run_snakemake(
     return result
 
 
+# Shipped overlays and their bases: `paper_*.yaml` go over configs/paper.yaml, `nqg_real_*.yaml` over
+# configs/nqg_real.yaml, `local_example_*.yaml` over configs/local_example.yaml (their headers say so).
+OVERLAY_BASES = ("paper", "nqg_real", "local_example")
+
+
+def shipped_layers(name: str) -> list[Path]:
+    """The config files a shipped config is used with, after config.yaml: its base first for an overlay."""
+    path = REPO / "configs" / name
+    for base in OVERLAY_BASES:
+        if name.startswith(f"{base}_"):
+            return [REPO / "configs" / f"{base}.yaml", path]
+    return [path]
+
+
+def is_overlay(name: str) -> bool:
+    return len(shipped_layers(name)) > 1
+
+
 # The README's table of shipped experiments with their job counts (between these markers).
 README_EXPERIMENTS = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
 

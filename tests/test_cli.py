@@ -1,6 +1,7 @@
 """The gold-textgen command: --set overrides (parsed as YAML, checked with the config, a bad key named
 with its path), each subcommand's help, and a dry run of the default experiment with one seed."""
 
+import re
 import tomllib
 
 import pytest
@@ -132,8 +133,9 @@ def test_bad_input_is_a_message_not_a_traceback(monkeypatch, tmp_path, capsys, a
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
 
 
-def test_the_version_is_the_packages_and_the_changelog_names_it():
+def test_the_version_is_the_packages_and_the_changelog_and_citation_name_it():
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and result.output.strip().endswith(version)
     assert f"## {version} " in (REPO / "CHANGELOG.md").read_text()
+    assert re.search(rf"^version: {re.escape(version)}$", (REPO / "CITATION.cff").read_text(), re.M), "CITATION.cff's version"

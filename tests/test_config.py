@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import shipped_layers
 
 from gold_textgen.data.sources import local_source_files
 from gold_textgen.workflow.errors import ConfigError
@@ -24,22 +25,11 @@ def test_default_config_is_valid_and_gets_defaults(config):
     assert validated["tasks"]["demo"]["generation"]["batch_size"] == 64
 
 
-def overlays(name: str) -> list[Path]:
-    """The config files a shipped config is used with, after config.yaml: `paper_*.yaml` are overlays of
-    configs/paper.yaml and `nqg_real_*.yaml` of configs/nqg_real.yaml (their headers say so), every other
-    file stands alone."""
-    path = REPO / "configs" / name
-    for base in ("paper", "nqg_real"):
-        if name.startswith(f"{base}_"):
-            return [REPO / "configs" / f"{base}.yaml", path]
-    return [path]
-
-
 @pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))
 def test_every_shipped_config_merges_into_a_valid_config(config, name):
     from snakemake.utils import update_config
 
-    layers = overlays(name)
+    layers = shipped_layers(name)
     for path in layers:
         update_config(config, yaml.safe_load(path.read_text()))
     take_switched_sources(config, config_layers(REPO / "config.yaml", layers))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 import yaml
-from conftest import REPO
+from conftest import REPO, shipped_layers
 
 from gold_textgen.workflow.cost.device_profile import DeviceProfile, shape_key
 from gold_textgen.workflow.cost.dry_run import PlannedJob, parse_jobs
@@ -202,8 +202,7 @@ def test_the_plan_report_names_the_device_the_rates_and_the_wall_time():
 def test_every_split_of_every_shipped_config_is_counted(name):
     """The plan counts each split's examples from the source settings, whatever their form: a release read
     by prefixes (paper.yaml's NQG: no sentence_split, no line_ranges), a sentence split, a synthetic size."""
-    base = [REPO / "configs" / f"{prefix}.yaml" for prefix in ("paper", "nqg_real") if name.startswith(f"{prefix}_")]  # an overlay's
-    config = validate_config(merged_config(REPO / "config.yaml", [*base, REPO / "configs" / name]))
+    config = validate_config(merged_config(REPO / "config.yaml", shipped_layers(name)))
     for task in config["tasks"]:
         for split in ("train", "valid", "test"):
             assert split_examples(config, task, split) > 0, (task, split)

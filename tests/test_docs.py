@@ -22,7 +22,9 @@ from gold_textgen.workflow.config_reference import markdown as config_reference
 pytestmark = pytest.mark.workflow
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 GOLD_TEXTGEN = Path(sys.executable).with_name("gold-textgen")
-JOB_COUNT = re.compile(r"\b\d[\d,]* jobs\b")
+# A job count in any form: "47 jobs", "18 evaluation jobs", "a 1,202-job grid" (not "267 job seconds"), or a
+# table column named jobs.
+JOB_COUNT = re.compile(r"\b\d[\d,]*(?:[ -][a-zA-Z]+)?[ -]jobs?\b(?!\s+seconds)|^\|(?:[^|\n]*\|)*\s*jobs\s*\|", re.M)
 
 
 def command_lines(text: str) -> list[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,12 +15,15 @@ import yaml
 from conftest import REPO, job_counts, run_snakemake
 from settings import demo_spec
 
+from gold_textgen.cli.cost import cost_report
 from gold_textgen.data.demo_task import build_lexicon, generate_split
+from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.schema import validate_config
 
 pytestmark = pytest.mark.workflow
 SIZES = {"train": 300, "valid": 30, "test": 30}
-# Only sizes change: the example's data source, tokenizer kind, objectives and decoders are used as written
-# (the real run below trains two of the objectives; a dry run plans all of them).
+# The data checks' tests: only sizes change; the example's data source, tokenizer kind, objectives and
+# decoders are used as written.
 TEST_SIZED = {
     # The base's name kept (an unnamed overlay gets a folder of its own); a few updates: MLE cannot finish.
     "experiment": {"name": "local_example", "seeds": [1], "allow_unconverged_mle": True},
@@ -44,43 +49,59 @@ TEST_SIZED = {
 }
 
 
-def write_corpus(directory) -> None:
+def write_corpus(directory, sizes: dict[str, int] = SIZES) -> None:
     """data/my_corpus/{split}.src/.tgt, line-aligned, as a user would have them."""
-    spec = demo_spec(seed=3, num_train=SIZES["train"], num_valid=SIZES["valid"], num_test=SIZES["test"], max_length=10)
+    spec = demo_spec(seed=3, num_train=sizes["train"], num_valid=sizes["valid"], num_test=sizes["test"], max_length=10)
     lexicon = build_lexicon(spec)
     directory.mkdir(parents=True)
-    for split in SIZES:
+    for split in sizes:
         records = generate_split(spec, split, lexicon)
         (directory / f"{split}.src").write_text("".join(r["source"] + "\n" for r in records), encoding="utf-8")
         (directory / f"{split}.tgt").write_text("".join(r["target"] + "\n" for r in records), encoding="utf-8")
 
 
-def test_the_local_example_runs_end_to_end_on_a_users_files(tmp_path):
-    """The example as written plans MLE, the control and the three GOLD objectives; run for real with MLE
-    and GOLD-s (every rule the others use, on the same files), it goes from the user's files to every
-    table and figure."""
-    write_corpus(tmp_path / "data" / "my_corpus")
-    overlay = tmp_path / "test_sized.yaml"
-    overlay.write_text(yaml.safe_dump(TEST_SIZED))
-    configs = ("--configfile", str(REPO / "configs" / "local_example.yaml"), str(overlay))
-    planned = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", *configs).stdout)
-    assert planned["train_mle"] == 1 and planned["fine_tune"] == 4  # the control and GOLD-delta, -p, -s
-    two_objectives = tmp_path / "two_objectives.yaml"
-    two_objectives.write_text(yaml.safe_dump({"experiment": {"name": "local_example", "objectives": ["mle", "gold_s"]}}))
-    run_snakemake(tmp_path, "--cores", "2", *configs, str(two_objectives))
+# The quick check of docs/guide/your-own-config.md, as a newcomer runs it on a 200-line corpus.
+QUICK = ("--configfile", str(REPO / "configs" / "local_example.yaml"), str(REPO / "configs" / "local_example_quick.yaml"))
+QUICK_SIZES = {"train": 200, "valid": 40, "test": 40}
+GUIDE = REPO / "docs" / "guide" / "your-own-config.md"
+# The guide's plan of both recipes on that corpus: "... the quick check at N min and the full recipe at up to M h".
+GUIDE_PLAN = re.compile(r"the\s+quick\s+check\s+at\s+([\d.]+)\s+min\s+and\s+the\s+full\s+recipe\s+at\s+up\s+to\s+([\d.]+)\s+h")
 
-    for split, size in SIZES.items():
-        rows = [json.loads(line) for line in (tmp_path / f"results/local_example/data/my_corpus/{split}.jsonl").read_text().splitlines()]
+
+def planned_wall(workdir, configs: tuple[str, ...]) -> float:
+    """`gold-textgen plan --device <the 2-core profile>`'s expected wall time of `configs` in `workdir`, 2 cores."""
+    files = [Path(name) for name in configs[1:]]
+    output = run_snakemake(workdir, "-n", "--forceall", *configs).stdout
+    config = validate_config(merged_config(REPO / "config.yaml", files))
+    return cost_report(config, str(REPO / "benchmarks" / "devices" / "cpu-epyc-2core.yaml"), output, 2, 0.0, workdir)[1]
+
+
+def test_the_quick_recipe_runs_a_users_200_line_corpus_into_a_folder_of_its_own(tmp_path):
+    """The shipped quick check (MLE and GOLD-s, one seed, a small model) over the template, from the user's
+    files to every table and figure, in results/local_example_quick/; the guide's plan of it and of the
+    full recipe (three seeds, MLE, the control and the three GOLD objectives) is the plan's."""
+    write_corpus(tmp_path / "data" / "my_corpus", QUICK_SIZES)
+    full = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", *QUICK[:2]).stdout)
+    assert full["train_mle"] == 3 and full["fine_tune"] == 12  # three seeds of the control and GOLD-delta, -p, -s
+    quick_minutes, full_hours = (float(number) for number in GUIDE_PLAN.search(GUIDE.read_text()).groups())
+    assert planned_wall(tmp_path, QUICK) / 60 == pytest.approx(quick_minutes, rel=0.15), "the guide's plan of the quick check"
+    assert planned_wall(tmp_path, QUICK[:2]) / 3600 == pytest.approx(full_hours, rel=0.15), "the guide's plan of the full recipe"
+    run_snakemake(tmp_path, "--cores", "2", *QUICK)
+
+    results = tmp_path / "results" / "local_example_quick"
+    assert sorted(path.name for path in (tmp_path / "results").iterdir() if path.is_dir()) == ["local_example_quick"]
+    for split, size in QUICK_SIZES.items():
+        rows = [json.loads(line) for line in (results / f"data/my_corpus/{split}.jsonl").read_text().splitlines()]
         source_lines = (tmp_path / f"data/my_corpus/{split}.src").read_text().splitlines()
         assert [r["source"] for r in rows] == source_lines and len(rows) == size
-    tokenizer = json.loads((tmp_path / "results/local_example/tokenizers/my_corpus/tokenizer.json").read_text())
+    tokenizer = json.loads((results / "tokenizers/my_corpus/tokenizer.json").read_text())
     assert tokenizer["model"]["type"] == "BPE"
-    table = pd.read_csv(tmp_path / "results/local_example/tables/table1_main.csv", dtype={"seed": str})
+    table = pd.read_csv(results / "tables/table1_main.csv", dtype={"seed": str})
     assert set(table["task"]) == {"my_corpus"}
     assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_s"]
     for figure in ("nll_histogram", "nll_by_time_step", "exposure_bias"):
-        assert (tmp_path / f"results/local_example/figures/my_corpus/{figure}.png").stat().st_size > 0
-    assert not (tmp_path / "results/local_example/tables/table2_decoding.csv").exists()  # the example leaves the sweep off
+        assert (results / f"figures/my_corpus/{figure}.png").stat().st_size > 0
+    assert not (results / "tables/table2_decoding.csv").exists()  # the example leaves the sweep off
 
 
 def test_a_touched_corpus_keeps_its_data_and_an_edited_one_rebuilds_it(tmp_path):

@@ -18,21 +18,6 @@ SWEEP = ["greedy", "beam3", "topk5"]
 TINY = {"embedding_dim": 16, "encoder_hidden": 32, "decoder_hidden": 32, "attention_dim": 16, "dropout": 0.0}
 
 
-def run_overlay(tmp_path: Path, overlay: dict, task: str) -> Path:
-    """Trains, evaluates and tabulates the overlay's models: the targets check_outputs reads. The other
-    analyses read only files (generations, token NLL), whatever the model family, and the smoke run
-    (tests/test_smoke_outputs.py) builds every one of them."""
-    path = tmp_path / "overlay.yaml"
-    path.write_text(yaml.safe_dump(overlay))
-    targets = [
-        "results/smoke/tables/table1_main.csv",
-        "results/smoke/tables/table2_decoding.csv",
-        f"results/smoke/figures/{task}/nll_histogram.png",
-    ]
-    run_snakemake(tmp_path, "--cores", "2", *targets, "--configfile", str(REPO / "configs" / "smoke.yaml"), str(path), timeout=1200)
-    return tmp_path
-
-
 def check_outputs(workdir: Path, task: str, architecture: str, objectives: tuple[str, ...] = ("mle", "gold_s")) -> None:
     config = json.loads((workdir / "results" / "smoke" / "models" / task / objectives[-1] / "seed1" / "config.json").read_text())
     assert (config["model_type"], config["architecture"]) == ("gold_recurrent_seq2seq", architecture)
@@ -48,37 +33,52 @@ def check_outputs(workdir: Path, task: str, architecture: str, objectives: tuple
     assert (workdir / "results" / "smoke" / "figures" / task / "nll_histogram.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_pointer_generator_runs_the_whole_workflow(tmp_path):
-    model = {"architecture": "pointer_generator", "coverage": True, "coverage_loss_weight": 1.0, **TINY}
-    overlay = {
-        "experiment": {"name": "smoke", "tasks": ["demo"], "objectives": ["mle", "gold_s"], "seeds": [1], "sweep_decoders": SWEEP},
-        "tasks": {"demo": {"model": model, "tokenizer": {"copy_slots": 16}}},
-    }
-    check_outputs(run_overlay(tmp_path, overlay, "demo"), "demo", "pointer_generator")
-
-
-@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
-def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(tmp_path):
+def real_nqg_task(tmp_path: Path) -> dict:
+    """configs/nqg_real.yaml's task with a tiny NQG++, reading a few hundred lines of the real release
+    through the download rule, from a local copy of it (a file URL), as a user's clone fetches it."""
     real = yaml.safe_load((REPO / "configs" / "nqg_real.yaml").read_text())["tasks"]["nqg_real"]
     real["source"].pop("sentence_split")  # a few hundred lines by range instead: the test is about reading, not the split
-    # The release through the download rule, from a local copy of it (a file URL), as a user's clone fetches it.
     release = release_zip_of_folder(REAL_NQG_DEV, tmp_path / "redistribute.zip")
     real["source"].update(url=release.as_uri(), line_ranges={"train": [1, 300], "valid": [301, 340], "test": [341, 380]})
     # Contiguous line ranges share some of the release's repeated pairs (4 of the 40 dev pairs), which
     # nqg_real's sentence split keeps apart; the tables check overlaps, so allow these few here.
     real["source"]["max_split_overlap"] = 0.2
     real["model"].update(TINY)
-    schedule = {"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16}
-    real["mle"].update(schedule)
-    # MLE alone: fine-tuning a recurrent copy model is the pointer-generator's test above; the words and
-    # features read here reach training, evaluation and every decoder through the MLE model.
-    overlay = {
-        "experiment": {"name": "smoke", "tasks": ["nqg_real"], "objectives": ["mle"], "seeds": [1], "sweep_decoders": SWEEP},
-        "analysis": {"gold_objective": None},
-        "tasks": {"nqg_real": real},
-    }
-    workdir = run_overlay(tmp_path, overlay, "nqg_real")
-    check_outputs(workdir, "nqg_real", "nqg_pp", objectives=("mle",))
-    assert (workdir / "results" / "smoke" / "downloads" / "nqg_real" / "source_archive").read_bytes() == release.read_bytes()
-    record = json.loads((workdir / "results" / "smoke" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
+    real["mle"].update({"max_steps": 20, "eval_steps": 10, "eval_max_examples": 40, "batch_size": 16})
+    return real
+
+
+@pytest.fixture(scope="module")
+def standard_run(tmp_path_factory) -> Path:
+    """One run of the smoke config with both standard models: a pointer-generator on the demo language (MLE
+    and GOLD-s) and, where the shared data folder has the release, NQG++ on the real NQG words and features
+    (MLE alone: fine-tuning a recurrent copy model is the pointer-generator's part; the words and features
+    reach training, evaluation and every decoder through the MLE model). The targets are what check_outputs
+    reads; the other analyses read only files (generations, token NLL), whatever the model family, and the
+    smoke run (tests/test_smoke_outputs.py) builds every one of them."""
+    workdir = tmp_path_factory.mktemp("standard_models")
+    model = {"architecture": "pointer_generator", "coverage": True, "coverage_loss_weight": 1.0, **TINY}
+    tasks = {"demo": {"model": model, "tokenizer": {"copy_slots": 16}}}
+    if REAL_NQG_DEV.is_dir():
+        tasks["nqg_real"] = real_nqg_task(workdir)
+    experiment = {"name": "smoke", "tasks": list(tasks), "objectives": ["mle"], "task_objectives": {"demo": ["gold_s"]}}
+    overlay = {"experiment": {**experiment, "seeds": [1], "sweep_decoders": SWEEP}, "tasks": tasks}
+    (workdir / "overlay.yaml").write_text(yaml.safe_dump(overlay))
+    targets = ["results/smoke/tables/table1_main.csv", "results/smoke/tables/table2_decoding.csv"]
+    targets += [f"results/smoke/figures/{task}/nll_histogram.png" for task in tasks]
+    smoke = str(REPO / "configs" / "smoke.yaml")
+    run_snakemake(workdir, "--cores", "2", *targets, "--configfile", smoke, str(workdir / "overlay.yaml"), timeout=1200)
+    return workdir
+
+
+def test_a_pointer_generator_runs_the_whole_workflow(standard_run):
+    check_outputs(standard_run, "demo", "pointer_generator")
+
+
+@pytest.mark.skipif(not REAL_NQG_DEV.is_dir(), reason=f"the real NQG dev split is not at {REAL_NQG_DEV} (shared data folder)")
+def test_nqg_pp_reads_the_real_nqg_words_and_features_through_the_workflow(standard_run):
+    check_outputs(standard_run, "nqg_real", "nqg_pp", objectives=("mle",))
+    release = standard_run / "redistribute.zip"
+    assert (standard_run / "results" / "smoke" / "downloads" / "nqg_real" / "source_archive").read_bytes() == release.read_bytes()
+    record = json.loads((standard_run / "results" / "smoke" / "data" / "nqg_real" / "train.jsonl").read_text().splitlines()[0])
     assert sorted(record["token_features"]) == ["answer", "case", "ner", "pos"] and "<hl>" not in record["source"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import README_EXPERIMENTS, REPO, job_counts, run_snakemake
+from conftest import README_EXPERIMENTS, REPO, job_counts, run_snakemake, shipped_layers
 from source_fixtures import release_zip_of_folder
 
 from gold_textgen.cli.cost import cost_report
@@ -86,11 +86,10 @@ def test_another_config_under_an_existing_name_is_refused_and_an_unnamed_overlay
 
 
 # Every shipped experiment: a config alone, or an overlay after its base.
-SHIPPED = [[name] for name in ("config.yaml",)] + [
-    [f"configs/{path.name}"] for path in sorted((REPO / "configs").glob("*.yaml")) if not path.name.startswith(("paper_", "nqg_real_"))
+SHIPPED = [["config.yaml"]] + [
+    [path.relative_to(REPO).as_posix() for path in shipped_layers(name)]
+    for name in sorted(p.name for p in (REPO / "configs").glob("*.yaml"))
 ]
-SHIPPED += [["configs/paper.yaml", "configs/paper_on_policy.yaml"], ["configs/nqg_real.yaml", "configs/nqg_real_on_policy.yaml"]]
-SHIPPED += [["configs/nqg_real.yaml", "configs/nqg_real_causal.yaml"]]
 
 
 def planned(configs: list[str], workdir: Path) -> tuple[set[str], int, str]:

@@ -138,7 +138,8 @@ def with_families(table: pd.DataFrame, families: dict[str, str]) -> pd.DataFrame
 def scoring_of_tasks(scores: pd.DataFrame) -> pd.DataFrame:
     """Per task, how its numbers were scored: the sacrebleu signature of its BLEU and its ROUGE variant
     (see metrics.Scoring); several values of one task (score files of different settings) are all listed."""
-    frame = scores.reindex(columns=["task", *SCORING_COLUMNS]).fillna("unrecorded")
+    # A column absent from every score file is all-NaN float: text first, so that it may hold "unrecorded".
+    frame = scores.reindex(columns=["task", *SCORING_COLUMNS]).astype(object).fillna("unrecorded")
     return frame.groupby("task", sort=False).agg(lambda values: "; ".join(dict.fromkeys(values))).reset_index()
 
 
