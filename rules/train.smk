@@ -1,6 +1,6 @@
 # Training: maximum likelihood from scratch or from a pretrained checkpoint, then fine-tuning from the MLE
 # model of each seed with every other objective (GOLD and its peers, rule fine_tune).
-# Trainer checkpoints go to results/checkpoints/ (outside the declared output) so a restarted job resumes.
+# Trainer checkpoints go to results/<experiment>/checkpoints/ (outside the declared output) so a restarted job resumes.
 
 
 # snakemake --cores 2 results/demo/models/demo/mle/seed1

@@ -2,7 +2,10 @@
 with its path), each subcommand's help, and a dry run of the default experiment with one seed."""
 
 import re
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -98,6 +101,19 @@ def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_expe
     assert command.index("--keep-going") < command.index("--configfile") and "train_mle=2" in command
     refused = CliRunner().invoke(main, ["run", "configs/smoke.yaml", "--target", "--forceall"])
     assert refused.exit_code == 2 and "--forceall is an option, not an output" in refused.output and len(calls) == 2
+
+
+@pytest.mark.workflow
+def test_run_with_a_target_builds_it_for_real(tmp_path):
+    """`gold-textgen run CONFIG --target T` as the docs give it (not a dry run), in a folder of its own
+    through the passed-through `--directory`: the target is built and nothing else."""
+    target = "results/smoke/data/demo/train.jsonl"
+    gold_textgen = Path(sys.executable).with_name("gold-textgen")
+    command = [str(gold_textgen), "run", "configs/smoke.yaml", "--target", target, "--cores", "1", "--snakemake", f"--directory {tmp_path}"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert len((tmp_path / target).read_text().splitlines()) == 400  # configs/smoke.yaml's num_train
+    assert sorted(path.name for path in (tmp_path / "results" / "smoke").iterdir() if path.is_dir()) == ["data"]
 
 
 @pytest.mark.workflow

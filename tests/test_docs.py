@@ -129,6 +129,25 @@ def test_no_other_page_states_a_job_count():
     assert not found, "job counts outside the README's experiments table:\n" + "\n".join(found)
 
 
+# An output path without its experiment's folder: the layout before results/<experiment>/ (guide: Results layout).
+OUTPUT_FOLDERS = "tables|models|figures|scores|generations|data|analysis|runs|checkpoints|rewards|tokenizers|downloads"
+FLAT_RESULTS_PATH = re.compile(rf"\bresults/(?:{OUTPUT_FOLDERS})/")
+# Where users and readers of the code meet output paths: pages, configs, the workflow, the package, the scripts.
+TEXT_FILES = ("README.md", "config.yaml", "Snakefile", "docs/**/*.md", "configs/*.yaml", "rules/**/*.smk", "profiles/**/*.yaml")
+TEXT_FILES += ("src/gold_textgen/**/*.py", "src/gold_textgen/**/*.yaml", "workflow_scripts/*.py", "benchmarks/*.py")
+
+
+def test_no_page_config_or_comment_names_an_output_outside_its_experiments_folder():
+    found = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for pattern in TEXT_FILES
+        for path in sorted(REPO.glob(pattern))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if FLAT_RESULTS_PATH.search(line)
+    ]
+    assert not found, "output paths without results/<experiment>/:\n" + "\n".join(found)
+
+
 def test_the_configuration_reference_is_generated_from_the_schema():
     page = REPO / "docs" / "reference" / "config.md"
     assert page.read_text() == config_reference(), (

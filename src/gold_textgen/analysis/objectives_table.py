@@ -1,4 +1,4 @@
-"""The objectives side by side (results/tables/objectives.csv, results/figures/objectives.png): per task
+"""The objectives side by side (results/<experiment>/tables/objectives.csv, results/<experiment>/figures/objectives.png): per task
 and objective, the task metric with its spread over seeds, perplexity, how far top-k sampling falls below
 greedy decoding, and distinct n-grams; and a figure of the metric against perplexity with seed error bars.
 

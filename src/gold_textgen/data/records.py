@@ -1,6 +1,6 @@
 """The dataset contract and the loaders for users' own files.
 
-Every task, whatever its source, ends up as `results/data/{task}/{split}.jsonl`, one JSON object per
+Every task, whatever its source, ends up as `results/<experiment>/data/{task}/{split}.jsonl`, one JSON object per
 line with at least `id`, `source` and `target` (extra fields are kept). The loaders below read the three
 local formats a researcher is likely to have and stop at the first bad record with `file:line: problem`.
 

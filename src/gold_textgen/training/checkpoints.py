@@ -1,6 +1,6 @@
 """Resumable training that never resumes the wrong run.
 
-Trainer checkpoints live outside the rule's declared output (`results/checkpoints/...`), so a restarted
+Trainer checkpoints live outside the rule's declared output (`results/<experiment>/checkpoints/...`), so a restarted
 job (preemption, `--rerun-incomplete`, a retry) resumes from its last checkpoint. Three rules keep that
 from ever handing back a stale or different model:
 

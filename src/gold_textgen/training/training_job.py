@@ -59,7 +59,7 @@ class TrainingJob:
     checkpoint_dir: Path
     repo_dir: Path
     callbacks: tuple = ()  # extra TrainerCallbacks (progress reporting, experiment trackers, ...)
-    log_dir: Path | None = None  # where the training logger writes (results/runs/{task}/{objective}/seed{seed})
+    log_dir: Path | None = None  # where the training logger writes (results/<experiment>/runs/{task}/{objective}/seed{seed})
     logger: str = "none"  # the Trainer's report_to: tensorboard, none, wandb, ...
     code_version: str | None = None  # digest of the code the job runs (the rule's `code` param), for provenance
     run_name: str | None = None  # the run's name in W&B, MLflow, TensorBoard: task/objective/seed<n>
