@@ -69,8 +69,8 @@ $(CFF_VENV)/bin/cffconvert:
 	$(PYTHON) -m venv $(CFF_VENV)
 	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
 
-docs: setup  ## regenerate the configuration reference, then serve the docs site at http://127.0.0.1:8000
-	$(BIN)/python -m gold_textgen.workflow.config_reference > docs/reference/config.md
+docs: setup  ## regenerate the generated pages (configuration and objectives references), then serve the docs site at http://127.0.0.1:8000
+	$(BIN)/python -m gold_textgen.workflow.generated_pages
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 format: setup  ## reformat the code in place

@@ -24,6 +24,7 @@ from settings import demo_spec
 
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
+from gold_textgen.workflow.cost.dry_run import job_counts  # noqa: F401  (the tests import it from here)
 from gold_textgen.workflow.files import write_jsonl
 from gold_textgen.workflow.logs import freeze_imported_objects
 from gold_textgen.workflow.schema import validate_config
@@ -112,12 +113,6 @@ def is_overlay(name: str) -> bool:
 
 # The README's table of shipped experiments with their job counts (between these markers).
 README_EXPERIMENTS = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
-
-
-def job_counts(dry_run_output: str) -> dict[str, int]:
-    """Jobs per rule, from the 'Job stats' table of a dry run's output."""
-    table = dry_run_output.split("Job stats:")[1].split("total")[0]
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, flags=re.M)}
 
 
 def session_folder(tmp_path_factory, worker_id: str) -> Path:

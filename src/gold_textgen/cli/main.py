@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import click
 import yaml
 
+from ..workflow.cost.dry_run import job_counts
 from ..workflow.errors import ConfigError
 from ..workflow.experiment_index import REPLACE_VARIABLE
 from ..workflow.files import write_text
@@ -23,7 +23,6 @@ from .overrides import checked_config
 
 BASE_CONFIG = Path("config.yaml")
 OVERRIDE_FOLDER = Path(".snakemake/gold-textgen")
-JOB_LINE = re.compile(r"^(\w+)\s+(\d+)$")
 
 
 def snakemake_command() -> list[str]:
@@ -67,13 +66,6 @@ def planned_jobs(arguments: list[str]) -> dict[str, int]:
     if result.returncode:
         raise click.ClickException(snakemake_failure(result))
     return job_counts(result.stdout)
-
-
-def job_counts(dry_run_output: str) -> dict[str, int]:
-    """{rule: jobs} from `snakemake -n --quiet rules` output, without its total line."""
-    counts = {m.group(1): int(m.group(2)) for line in dry_run_output.splitlines() if (m := JOB_LINE.match(line.strip()))}
-    counts.pop("total", None)
-    return counts
 
 
 CONFIGS = click.argument("configs", nargs=-1, type=click.Path(dir_okay=False))

@@ -1,6 +1,6 @@
 """The loss every objective of this grid shares: reference tokens' NLL, each weighted by a detached
-per-token factor (GOLD: w_t Q_t; DFT, TaiLr, MixCE: a function of the policy's own probability; loss
-truncation: 0 or 1 per sequence), plus unweighted label smoothing; summed, to be divided by the reference
+per-token factor (GOLD: w_t Q_t; others a function of the policy's own probability, or 0 or 1 per sequence;
+each loss's factor: objectives/table.py), plus unweighted label smoothing; summed, to be divided by the reference
 tokens of the whole update. An objective is thus fully described by its weights, which makes the objectives
 comparable on equal terms: same normalisation, same smoothing, same batches."""
 

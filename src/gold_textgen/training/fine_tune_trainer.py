@@ -1,7 +1,7 @@
 """Fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure objective
-functions in objectives/ (GOLD, and the objectives after it: DFT, TaiLr, MixCE, loss truncation, ASFT,
-PSFT, iw-SFT, the probability family, EAFT, plain NLL as the control). It runs the forward passes a loss
-needs (`token_batch`) and reads the loss's weights and extra term from `objectives.table.LOSSES`.
+functions in objectives/ (GOLD, and every other loss of the catalog, workflow/objective_catalog.py, plain
+NLL as the control among them). It runs the forward passes a loss needs (`token_batch`) and reads the
+loss's weights and extra term from `objectives.table.LOSSES`.
 
 Per batch of references (teacher forcing), for GOLD:
 

@@ -1,5 +1,5 @@
-"""The project's objectives as a loss for any transformers `Trainer`: GOLD (-delta, -p, -s), DFT, TaiLr,
-MixCE, loss truncation, ASFT, PSFT, iw-SFT, the probability family, EAFT, GEM and plain NLL, computed by the
+"""The project's objectives as a loss for any transformers `Trainer`: GOLD (-delta, -p, -s) and every other
+loss of the catalog (workflow/objective_catalog.py; the policy gradient needs the workflow's sampling), computed by the
 very function the workflow's trainer uses (objective_loss.py), so a loss here equals the workflow's on the
 same batch. In TRL's SFTTrainer use `ObjectiveSFTTrainer(..., objective=loss)` (sft_trainer.py); in a
 plain Trainer the loss is a `compute_loss_func` with its callback:
@@ -18,10 +18,10 @@ they are computed online. With `compute_loss_func` the helper models read the po
 forward hook on the policy, since a Trainer passes a loss function only the outputs and the labels.
 
 Settings and their defaults are those of config.schema.yaml (the task's fine-tuning block and one
-objective entry, from the loss catalog), label smoothing included: each loss's reference's own (0 for
-DFT, ASFT, PSFT, iw-SFT, ...), the block's 0.1 for GOLD, TaiLr and plain NLL; pass `label_smoothing=` to
-change it. ASFT, PSFT and iw-SFT run the policy's forward without dropout, as in the workflow. The policy
-gradient's sampled updates need the workflow's decoders and rewards and are not offered here.
+objective entry, from the loss catalog), label smoothing included: each loss's reference's own, or the
+block's 0.1 (docs/reference/objectives.md lists which); pass `label_smoothing=` to change it. A loss that
+compares the policy with a frozen model runs the policy's forward without dropout, as in the workflow
+(the catalog's `dropout`). The policy gradient's sampled updates need the workflow's decoders and rewards and are not offered here.
 """
 
 from __future__ import annotations

@@ -312,7 +312,7 @@ COMMON_SETTINGS = {
         {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "Label smoothing epsilon of this objective, added unweighted: (1 - eps) times the loss plus eps times the mean NLL over the "
         "vocabulary. Unset: the loss's reference's own (0 where the reference does not smooth), or the fine-tuning block's "
-        "label_smoothing for gold, nll, tailr and policy_gradient.",
+        f"label_smoothing for {', '.join(name for name, row in LOSSES.items() if row.label_smoothing is None)}.",
     ),
 }
 

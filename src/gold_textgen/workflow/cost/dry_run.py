@@ -1,5 +1,6 @@
 """The jobs Snakemake would run, read from its dry-run output (`snakemake -n`): each job's rule,
-wildcards, threads and files, and which jobs each one waits for (an input another job writes)."""
+wildcards, threads and files, and which jobs each one waits for (an input another job writes); and the
+jobs per rule of its summary table. The one reader of that output for the CLI, the benchmarks and the tests."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ from dataclasses import dataclass, field
 
 JOB_HEADER = re.compile(r"^(?:local)?rule (\w+):$")
 FIELD = re.compile(r"^\s+(\w+): (.*)$")
+JOB_COUNT = re.compile(r"^(\w+)\s+(\d+)$")
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Jobs per rule, from the "Job stats" table that ends a dry run's output (`snakemake -n`, or the table
+    alone with `-n --quiet rules`), without its total."""
+    counts = {}
+    for line in output.split("Job stats:", 1)[-1].splitlines():
+        if line.strip().startswith("total"):
+            break
+        if match := JOB_COUNT.match(line.strip()):
+            counts[match.group(1)] = int(match.group(2))
+    return counts
 
 
 @dataclass
