@@ -77,7 +77,7 @@ def planned_wall(workdir, configs: tuple[str, ...]) -> float:
 
 
 def test_the_quick_recipe_runs_a_users_200_line_corpus_into_a_folder_of_its_own(tmp_path):
-    """The shipped quick check (MLE and GOLD-s, one seed, a small model) over the template, from the user's
+    """The shipped quick check (MLE, the control and GOLD-s, one seed, a small model) over the template, from the user's
     files to every table and figure, in results/local_example_quick/; the guide's plan of it and of the
     full recipe (three seeds, MLE, the control and the three GOLD objectives) is the plan's."""
     write_corpus(tmp_path / "data" / "my_corpus", QUICK_SIZES)
@@ -98,7 +98,7 @@ def test_the_quick_recipe_runs_a_users_200_line_corpus_into_a_folder_of_its_own(
     assert tokenizer["model"]["type"] == "BPE"
     table = pd.read_csv(results / "tables/table1_main.csv", dtype={"seed": str})
     assert set(table["task"]) == {"my_corpus"}
-    assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_s"]
+    assert list(dict.fromkeys(table["objective"])) == ["mle", "gold_s", "mle_continued"]
     for figure in ("nll_histogram", "nll_by_time_step", "exposure_bias"):
         assert (results / f"figures/my_corpus/{figure}.png").stat().st_size > 0
     assert not (results / "tables/table2_decoding.csv").exists()  # the example leaves the sweep off

@@ -6,13 +6,13 @@ import re
 from types import SimpleNamespace
 
 import pytest
-import yaml
 from conftest import REPO, job_counts, run_snakemake
 from transformers import GenerationConfig
 
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.description import model_family
 from gold_textgen.training.training_job import accumulation_steps
+from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import size_class, stage_request
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
@@ -60,8 +60,7 @@ def test_dry_run_lists_the_whole_paper_grid(tmp_path):
 
 @pytest.fixture(scope="module")
 def paper() -> dict:
-    base = yaml.safe_load((REPO / "config.yaml").read_text())
-    return validate_config({**base, **yaml.safe_load(PAPER.read_text())})
+    return validate_config(merged_config(REPO / "config.yaml", [PAPER]))  # merged as the workflow merges them
 
 
 def test_splits_models_and_seeds_are_the_papers(paper):
@@ -123,10 +122,11 @@ def test_tokens_per_update_equal_the_recipe_for_any_gpu_count(paper, task, stage
 
 def test_dev_selection_and_scoring_follow_the_papers_evaluation(paper):
     tasks = paper["tasks"]
-    assert {t: tasks[t]["dev_decoder"] for t in tasks} == dict.fromkeys(tasks, "paper")
+    run = paper["experiment"]["tasks"]
+    assert {t: tasks[t]["dev_decoder"] for t in run} == dict.fromkeys(run, "paper")
     assert {t: tasks[t]["rouge"] for t in ("cnndm", "xsum")} == {"cnndm": "files2rouge", "xsum": "files2rouge"}
     assert {t: tasks[t]["bleu_tokenize"] for t in ("nqg", "iwslt14")} == {"nqg": "none", "iwslt14": "none"}
-    families = {(t, entry["table"]): entry["family"] for t in tasks for entry in tasks[t]["paper_results"]}
+    families = {(t, entry["table"]): entry["family"] for t in run for entry in tasks[t]["paper_results"]}
     assert families[("nqg_standard", "1")] == families[("cnndm_standard", "1")] == families[("nqg_standard", "2")] == "recurrent"
     assert families[("nqg", "3")] == "transformer"
     assert {model_family(tasks[t]["model"]) for t in ("nqg_standard", "cnndm_standard")} == {"recurrent"}
