@@ -28,7 +28,7 @@ for split in EVALUATED_SPLITS:
             mem_mb=requested("evaluate", "mem_mb"),
             runtime=requested_runtime(f"evaluate_{split}"),
         params:
-            code=code_version("evaluate"),
+            code=code_version("evaluate", rows=NO_ROWS),
             split=split,
             task=decoding_settings,
             runs=run_settings(split),
@@ -67,7 +67,7 @@ rule lead3:
         mem_mb=requested("cpu", "mem_mb"),
         runtime=requested("cpu", "runtime"),
     params:
-        code=code_version("lead3"),
+        code=code_version("lead3", rows=NO_ROWS),
         scoring=scoring_settings,
     script:
         "../workflow_scripts/lead3.py"

@@ -25,7 +25,7 @@ rule train_mle:
         mem_mb=requested("train_mle", "mem_mb"),
         runtime=requested_runtime("train_mle"),
     params:
-        code=training_code_version("mle"),
+        code=lambda wildcards: training_code_version(wildcards.task, "mle"),
         task=training_settings,
         checkpoint_dir=path(CHECKPOINTS, objective="mle"),
         run_dir=path(TRAINING_LOG, objective="mle"),
@@ -52,7 +52,7 @@ rule cache_rewards:
         mem_mb=requested("cache_rewards", "mem_mb"),
         runtime=requested_runtime("cache_rewards"),
     params:
-        code=code_version("token_nll"),
+        code=code_version("token_nll", rows=NO_ROWS),
         task=teacher_forcing_settings,
         positions="labels",  # every label position the Trainer trains on
     script:
@@ -82,7 +82,7 @@ rule fine_tune:
         mem_mb=requested("fine_tune", "mem_mb"),
         runtime=requested_runtime("fine_tune"),
     params:
-        code=training_code_version("fine_tune"),
+        code=lambda wildcards: training_code_version(wildcards.task, wildcards.objective),
         task=training_settings,
         checkpoint_dir=CHECKPOINTS,
         run_dir=TRAINING_LOG,

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import REPO, job_counts, run_snakemake
 
 from gold_textgen.workflow.code_identity import behaviour_text, module_closure, package_root, script_code_version
@@ -62,6 +63,72 @@ def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     gold = edited / "objectives" / "gold.py"
     gold.write_text(gold.read_text() + "\nEXTRA = 1\n")
     assert script_code_version(script, edited, named) != script_code_version(script, package_root(), named)
+
+
+# A made-up row, added before the control's as a user adding an objective would (docs/guide/add-an-objective.md).
+NEW_ROW = """        Loss(
+            "made_up",
+            "made_up: weight 1, a row of this test",
+            "none",
+            "Made up",
+            "tab:olive",
+            ("weighted_nll:unit_weights", None),
+        ),
+        Loss(
+            "nll","""
+CATALOG = "workflow/objective_catalog.py"
+FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.fine_tune",)
+MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
+
+
+def package_copy(tmp_path: Path, module: str = "", old: str = "", new: str = "") -> Path:
+    """A copy of the package, with one edit of `module` where it names one."""
+    root = tmp_path / "copy" / "gold_textgen"
+    shutil.copytree(package_root(), root, ignore=shutil.ignore_patterns("__pycache__"))
+    if module:
+        text = (root / module).read_text()
+        assert old in text, f"{old!r} is not in {module}"
+        (root / module).write_text(text.replace(old, new, 1))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("edit", "module", "old", "new"),
+    [
+        ("add a row", CATALOG, '        Loss(\n            "nll",', NEW_ROW),
+        ("edit another row", CATALOG, "dft: weight p_theta(y_t), detached", "dft: weight p_theta(y_t) (edited), detached"),
+        ("edit another loss's file", "objectives/entropy_weighting.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
+        ("edit its own row", CATALOG, "gem: cross-entropy against", "gem: (edited) cross-entropy against"),
+        ("edit its own loss's file", "objectives/gem.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
+        ("edit shared training code", "training/fine_tune_trainer.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
+    ],
+)
+def test_a_fine_tuning_jobs_identity_holds_its_own_losss_row_and_file_and_the_shared_code(tmp_path, edit, module, old, new):
+    """A GEM objective's fine-tuning job against each edit an objective's author makes; the MLE job holds no
+    row and no loss's file."""
+    edited = package_copy(tmp_path, module, old, new)
+    gem = {root: script_code_version(FINE_TUNE[0], root, FINE_TUNE[1], ("gem",)) for root in (package_root(), edited)}
+    mle = {root: script_code_version(MLE[0], root, MLE[1], ()) for root in (package_root(), edited)}
+    reruns = edit in ("edit its own row", "edit its own loss's file", "edit shared training code")
+    assert (gem[edited] != gem[package_root()]) == reruns, edit
+    assert mle[edited] == mle[package_root()], edit  # MLE runs none of it
+
+
+@pytest.mark.workflow
+def test_adding_an_objective_to_the_catalog_reruns_only_its_own_jobs(tiny_run, tmp_path):
+    """The made-up row added: the finished smoke experiment has nothing to redo; with the new objective in
+    it, its fine-tuning, evaluations and the tables that read them, and no MLE or other objective's job."""
+    env = edited_package(tmp_path, CATALOG, '        Loss(\n            "nll",', NEW_ROW)
+    result = run_snakemake(tiny_run, "-n", *SMOKE, env=env)
+    assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
+    with_it = tmp_path / "with_made_up.overrides.yaml"  # settings only: the smoke experiment itself, changed
+    objectives = [*yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())["experiment"]["objectives"], "made_up"]
+    made_up = {"tasks": {"demo": {"objectives": {"made_up": {"loss": "made_up"}}}}}
+    with_it.write_text(yaml.safe_dump({"experiment": {"objectives": objectives}, **made_up}))
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, str(with_it), env=env).stdout)
+    assert counts["fine_tune"] == 1 and counts["evaluate_test"] == counts["evaluate_valid"] == 1, counts
+    assert not {"train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts), counts
+    assert {"table1", "objectives_table", "significance"} <= set(counts), counts
 
 
 def edited_package(tmp_path: Path, module: str, old: str, new: str) -> dict[str, str]:

@@ -132,12 +132,34 @@ def path(template, **values):
 gold_code_identity.use_cache(gold_code_identity.default_cache_file())
 
 
-def code_version(script, *modules):
+def objective_loss(task, objective):
+    """The loss (a catalog row) an objective of a task trains with."""
+    return gold_catalog.loss_of(config["tasks"][task]["objectives"][objective]).name
+
+
+# The catalog rows in a step's code identity (workflow/code_identity.py): none for the steps that never
+# read one (data, MLE, evaluation), the experiment's losses for the tables and figures that label them; a
+# fine-tuning job reads its own objective's row (training_code_version).
+NO_ROWS = ()
+EXPERIMENT_LOSSES = tuple(
+    sorted(
+        {
+            objective_loss(task, objective)
+            for task in EXPERIMENT["tasks"]
+            for objective in gold_views.task_objectives(config, task)
+            if objective != "mle"
+        }
+    )
+)
+
+
+def code_version(script, *modules, rows=EXPERIMENT_LOSSES):
     """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
-    reaches by name), as a param: an edit to the code a job runs reruns it (workflow/code_identity.py).
+    reaches by name) with the catalog `rows` it reads, as a param: an edit to the code a job runs reruns
+    it (workflow/code_identity.py).
     """
     adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
-    return gold_code_identity.script_code_version(adapter, None, modules)
+    return gold_code_identity.script_code_version(adapter, None, modules, tuple(rows))
 
 
 def workflow_code():
@@ -145,19 +167,20 @@ def workflow_code():
     return gold_code_identity.workflow_code_version(Path(workflow.basedir) / "workflow_scripts")
 
 
-def training_code_version(stage):
-    """The code version of a training rule: `stage` mle (train_mle) or fine_tune (training.launch imports
-    each stage's module by name, so the rule names it)."""
-    return code_version(
-        "train_mle" if stage == "mle" else "fine_tune", f"gold_textgen.training.{stage}"
-    )
+def training_code_version(task, objective):
+    """The code version of a model's training: train_mle's, or fine_tune's with the row of the objective's
+    loss (training.launch imports each stage's module by name, so the rule names it)."""
+    if objective == "mle":
+        return code_version("train_mle", "gold_textgen.training.mle", rows=NO_ROWS)
+    rows = (objective_loss(task, objective),)
+    return code_version("fine_tune", "gold_textgen.training.fine_tune", rows=rows)
 
 
 def current_model_code():
     """Every model folder of the experiment -> the code version its training rule runs now."""
     return {
         path(MODEL, task=task, objective=objective, seed=seed): training_code_version(
-            "mle" if objective == "mle" else "fine_tune"
+            task, objective
         )
         for task in EXPERIMENT["tasks"]
         for objective in gold_views.task_objectives(config, task)

@@ -6,6 +6,11 @@ adapter imports, directly or through other modules (imports inside functions inc
 `objectives/gold.py` therefore reruns the fine-tuning jobs (their trainer imports it) and what reads their
 models, but not MLE training or the data preparation, which never import it.
 
+The objectives catalog is read at the grain of its rows: a job's identity holds the rows of the losses it
+runs (`rows`: a fine-tuning job its objective's loss, the tables the experiment's losses, MLE, evaluation
+and the data steps none) and, of the loss functions the loss table imports by name, those rows' modules.
+Adding or editing a row, or a loss's own file, reruns only the jobs of that loss and what reads them.
+
 What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
 spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
 The digest reads files, never imports them (the DAG is built without torch), and does not depend on where
@@ -157,13 +162,42 @@ def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
     return _file_facts(module_file(module, root), module, root)
 
 
-# Modules a module imports by name, which its import statements do not show: the loss table imports each
-# loss's functions from the module its catalog row names.
-IMPORTED_BY_NAME = {"gold_textgen.objectives.table": function_modules()}
+CATALOG = "gold_textgen.workflow.objective_catalog"
+LOSS_TABLE = "gold_textgen.objectives.table"  # imports each row's loss functions by the module name the row gives
 
 
-def module_closure(entries: set[str], root: Path) -> list[str]:
-    """`entries` and every gold_textgen module they import, transitively, with their parent packages."""
+def catalog_rows_text(source: str, rows: tuple[str, ...]) -> str:
+    """The catalog's source with only the `Loss(...)` rows of the losses in `rows` (each row starts on a line
+    of its own and ends with its closing parenthesis and comma)."""
+    lines = source.splitlines(keepends=True)
+    others = [
+        (node.lineno, node.end_lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Loss" and node.args
+        if isinstance(node.args[0], ast.Constant) and node.args[0].value not in rows
+    ]
+    for first, last in sorted(others, reverse=True):
+        del lines[first - 1 : last]
+    return "".join(lines)
+
+
+@functools.cache
+def _rows_digest(file: Path, stamp: tuple[int, ...], rows: tuple[str, ...]) -> str:
+    return hashlib.sha256(behaviour_text(catalog_rows_text(file.read_text(encoding="utf-8"), rows)).encode()).hexdigest()
+
+
+def _module_digest(module: str, root: Path, rows: tuple[str, ...] | None) -> str:
+    """A module's digest; the catalog's at the grain of `rows` (None: every row)."""
+    if module != CATALOG or rows is None:
+        return _module_facts(module, root)[0]
+    file = module_file(module, root)
+    stat = file.stat()
+    return _rows_digest(file, (stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino), tuple(sorted(rows)))
+
+
+def module_closure(entries: set[str], root: Path, rows: tuple[str, ...] | None = None) -> list[str]:
+    """`entries` and every gold_textgen module they import, transitively, with their parent packages; of the
+    loss modules the loss table imports by name, those of `rows` (None: all)."""
     pending = [name for entry in entries for name in _with_parents(entry)]
     seen: set[str] = set()
     while pending:
@@ -171,21 +205,25 @@ def module_closure(entries: set[str], root: Path) -> list[str]:
         if module in seen or module_file(module, root) is None:
             continue
         seen.add(module)
-        for imported in [*_module_facts(module, root)[1], *IMPORTED_BY_NAME.get(module, ())]:
+        by_name = function_modules(rows) if module == LOSS_TABLE else ()
+        for imported in [*_module_facts(module, root)[1], *by_name]:
             pending.extend(_with_parents(imported))
     return sorted(seen)
 
 
 @functools.cache
-def script_code_version(script: Path, root: Path | None = None, extra_modules: tuple[str, ...] = ()) -> str:
+def script_code_version(
+    script: Path, root: Path | None = None, extra_modules: tuple[str, ...] = (), rows: tuple[str, ...] | None = None
+) -> str:
     """The code identity of a workflow step: `script` (a workflow_scripts/ adapter) and the modules it runs,
-    plus `extra_modules` it reaches by name (training.launch dispatches "mle" and "fine_tune" this way)."""
+    plus `extra_modules` it reaches by name (training.launch dispatches "mle" and "fine_tune" this way), with
+    the catalog rows of the losses `rows` (None: every row)."""
     root = root or package_root()
     script_digest, script_imports = _file_facts(script, None, root)
-    modules = module_closure(set(script_imports) | set(extra_modules), root)
+    modules = module_closure(set(script_imports) | set(extra_modules), root, rows)
     digest = hashlib.sha256(script_digest.encode())
     for module in modules:
-        digest.update(b"\0" + module.encode() + b"\0" + _module_facts(module, root)[0].encode())
+        digest.update(b"\0" + module.encode() + b"\0" + _module_digest(module, root, rows).encode())
     return digest.hexdigest()[:16]
 
 

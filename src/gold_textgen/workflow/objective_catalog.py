@@ -330,9 +330,9 @@ def needs(objective: Mapping[str, Any]) -> frozenset[str]:
     return loss_of(objective).needs(objective)
 
 
-def function_modules() -> tuple[str, ...]:
-    """The modules the rows' torch functions live in (objectives/table.py imports them by name)."""
-    names = {reference.split(":")[0] for row in LOSSES.values() for reference in row.functions if reference}
+def function_modules(losses: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The modules the torch functions of the rows of `losses` (default: all) live in; objectives/table.py imports them by name."""
+    names = {ref.split(":")[0] for name, row in LOSSES.items() if losses is None or name in losses for ref in row.functions if ref}
     return tuple(sorted(f"gold_textgen.objectives.{name}" for name in names))
 
 
