@@ -171,7 +171,7 @@ def test_no_page_or_docstring_lists_the_objectives_by_hand():
     names, found = catalog_names(), []
     for pattern in HAND_LISTS_IN:
         for path in sorted(REPO.glob(pattern)):
-            if path.name == "objective_catalog.py":
+            if path.parent.name == "objective_catalog":
                 continue  # the catalog itself
             for paragraph in re.split(r"\n\s*\n", path.read_text()):
                 listed = {match.group(1).lower().replace("-", "_") for match in names.finditer(paragraph)}

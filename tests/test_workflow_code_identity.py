@@ -65,18 +65,18 @@ def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     assert script_code_version(script, edited, named) != script_code_version(script, package_root(), named)
 
 
-# A made-up row, added before the control's as a user adding an objective would (docs/guide/add-an-objective.md).
-NEW_ROW = """        Loss(
-            "made_up",
-            "made_up: weight 1, a row of this test",
-            "none",
-            "Made up",
-            "tab:olive",
-            ("weighted_nll:unit_weights", None),
-        ),
-        Loss(
-            "nll","""
-CATALOG = "workflow/objective_catalog.py"
+# A made-up row, added to the recent objectives' module as a user adding an objective would (docs/guide/add-an-objective.md).
+NEW_ROW = """    Loss(
+        "made_up",
+        "made_up: weight 1, a row of this test",
+        "none",
+        "Made up",
+        "tab:olive",
+        ("weighted_nll:unit_weights", None),
+    ),
+    Loss(
+        "asft","""
+CATALOG = "workflow/objective_catalog/recent.py"  # where the row is added
 FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.fine_tune",)
 MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
 
@@ -95,8 +95,8 @@ def package_copy(tmp_path: Path, module: str = "", old: str = "", new: str = "")
 @pytest.mark.parametrize(
     ("edit", "module", "old", "new"),
     [
-        ("add a row", CATALOG, '        Loss(\n            "nll",', NEW_ROW),
-        ("edit another row", CATALOG, "dft: weight p_theta(y_t), detached", "dft: weight p_theta(y_t) (edited), detached"),
+        ("add a row", CATALOG, '    Loss(\n        "asft",', NEW_ROW),
+        ("edit another row", CATALOG, "psft: PPO's clipped surrogate", "psft: (edited) PPO's clipped surrogate"),
         ("edit another loss's file", "objectives/entropy_weighting.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
         ("edit its own row", CATALOG, "gem: cross-entropy against", "gem: (edited) cross-entropy against"),
         ("edit its own loss's file", "objectives/gem.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
@@ -118,7 +118,7 @@ def test_a_fine_tuning_jobs_identity_holds_its_own_losss_row_and_file_and_the_sh
 def test_adding_an_objective_to_the_catalog_reruns_only_its_own_jobs(tiny_run, tmp_path):
     """The made-up row added: the finished smoke experiment has nothing to redo; with the new objective in
     it, its fine-tuning, evaluations and the tables that read them, and no MLE or other objective's job."""
-    env = edited_package(tmp_path, CATALOG, '        Loss(\n            "nll",', NEW_ROW)
+    env = edited_package(tmp_path, CATALOG, '    Loss(\n        "asft",', NEW_ROW)
     result = run_snakemake(tiny_run, "-n", *SMOKE, env=env)
     assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
     with_it = tmp_path / "with_made_up.overrides.yaml"  # settings only: the smoke experiment itself, changed

@@ -31,7 +31,7 @@ class ObjectiveSettings:
             return values[name]
         if name in KNOWN_SETTINGS:
             return None
-        raise AttributeError(f"'{name}' is not an objective setting (see workflow/objective_catalog.py)")
+        raise AttributeError(f"'{name}' is not an objective setting (see workflow/objective_catalog/)")
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> ObjectiveSettings:

@@ -167,8 +167,8 @@ LOSS_TABLE = "gold_textgen.objectives.table"  # imports each row's loss function
 
 
 def catalog_rows_text(source: str, rows: tuple[str, ...]) -> str:
-    """The catalog's source with only the `Loss(...)` rows of the losses in `rows` (each row starts on a line
-    of its own and ends with its closing parenthesis and comma)."""
+    """A catalog module's source with only the `Loss(...)` rows of the losses in `rows` (each row starts on a
+    line of its own and ends with its closing parenthesis and comma)."""
     lines = source.splitlines(keepends=True)
     others = [
         (node.lineno, node.end_lineno)
@@ -187,8 +187,8 @@ def _rows_digest(file: Path, stamp: tuple[int, ...], rows: tuple[str, ...]) -> s
 
 
 def _module_digest(module: str, root: Path, rows: tuple[str, ...] | None) -> str:
-    """A module's digest; the catalog's at the grain of `rows` (None: every row)."""
-    if module != CATALOG or rows is None:
+    """A module's digest; the catalog's modules' at the grain of `rows` (None: every row)."""
+    if not module.startswith(CATALOG) or rows is None:
         return _module_facts(module, root)[0]
     file = module_file(module, root)
     stat = file.stat()

@@ -1,4 +1,4 @@
-"""The config schema's definition of one objective, built from the loss catalog (objective_catalog.py):
+"""The config schema's definition of one objective, built from the loss catalog (objective_catalog/):
 `load_schema` puts it in place of the placeholder in config.schema.yaml, so the schema cannot disagree
 with the rows."""
 

@@ -10,7 +10,7 @@ from .objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, REQUIRED, 
 
 HEADER = """# Objectives reference
 
-Every loss of the objectives catalog (`src/gold_textgen/workflow/objective_catalog.py`; this page is generated
+Every loss of the objectives catalog (`src/gold_textgen/workflow/objective_catalog/`; this page is generated
 from it: `python -m gold_textgen.workflow.generated_pages`). An objective of a config names its loss with
 `loss:` (`{default}` when left out) and sets that loss's settings beside it, under
 `tasks.<task>.objectives.<objective>` ([configuration reference](config.md)); a setting of another loss is
