@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -72,10 +74,17 @@ NEW_ROW = """    Loss(
         "none",
         "Made up",
         "tab:olive",
-        ("weighted_nll:unit_weights", None),
+        ("made_up:made_up_batch_weights", None),
     ),
     Loss(
         "asft","""
+# Its loss, in a file of its own (the guide's first step): weight sqrt(p) on each reference token, detached.
+NEW_LOSS = """import torch
+
+
+def made_up_batch_weights(batch, settings, state) -> torch.Tensor:
+    return batch.own.exp().sqrt()
+"""
 CATALOG = "workflow/objective_catalog/recent.py"  # where the row is added
 FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.fine_tune",)
 MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
@@ -115,10 +124,19 @@ def test_a_fine_tuning_jobs_identity_holds_its_own_losss_row_and_file_and_the_sh
 
 
 @pytest.mark.workflow
-def test_adding_an_objective_to_the_catalog_reruns_only_its_own_jobs(tiny_run, tmp_path):
-    """The made-up row added: the finished smoke experiment has nothing to redo; with the new objective in
-    it, its fine-tuning, evaluations and the tables that read them, and no MLE or other objective's job."""
+def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run, tmp_path):
+    """docs/guide/add-an-objective.md followed in a copy of the package: a loss file and a catalog row. The
+    generation command then lists it in the objectives reference and the schema accepts it; the finished
+    smoke experiment has nothing to redo; with the new objective in it, its fine-tuning, its evaluations and
+    the tables that read them run, and no MLE or other objective's job."""
     env = edited_package(tmp_path, CATALOG, '    Loss(\n        "asft",', NEW_ROW)
+    (Path(env["PYTHONPATH"]) / "gold_textgen" / "objectives" / "made_up.py").write_text(NEW_LOSS)
+    pages = tmp_path / "pages"
+    (pages / "docs" / "reference").mkdir(parents=True)
+    generate = [sys.executable, "-m", "gold_textgen.workflow.generated_pages", str(pages)]
+    subprocess.run(generate, env={**os.environ, **env}, check=True, capture_output=True, timeout=120)
+    assert "| `made_up` | Made up | weight 1, a row of this test |" in (pages / "docs" / "reference" / "objectives.md").read_text()
+    assert '`"made_up"`' in (pages / "docs" / "reference" / "config.md").read_text()  # the schema's loss enum
     result = run_snakemake(tiny_run, "-n", *SMOKE, env=env)
     assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
     with_it = tmp_path / "with_made_up.overrides.yaml"  # settings only: the smoke experiment itself, changed
