@@ -51,7 +51,7 @@ test: setup  ## lint and every test, side by side (what CI runs)
 	$(MAKE) --no-print-directory -j2 lint suite
 
 # Every test; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
-suite: setup
+suite: setup  ## every test, without the lint
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers
