@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,12 @@ import yaml
 from filelock import FileLock
 from settings import demo_spec
 
+from gold_textgen.cli.cost import cost_report
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.workflow.cost.dry_run import job_counts  # noqa: F401  (the tests import it from here)
 from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.logs import freeze_imported_objects
 from gold_textgen.workflow.schema import validate_config
 from gold_textgen.workflow.views import task_config
@@ -113,6 +116,20 @@ def is_overlay(name: str) -> bool:
 
 # The README's table of shipped experiments with their job counts (between these markers).
 README_EXPERIMENTS = re.compile(r"<!-- experiments:.*?-->\n(.*?)<!-- /experiments -->", re.S)
+
+
+CPU_PROFILE = REPO / "benchmarks" / "devices" / "cpu-epyc-2core.yaml"  # the reference machine's profile
+
+
+def planned_wall(workdir: Path, configs: list[Path], startup_timed: bool = False) -> float:
+    """The expected wall time `gold-textgen plan --device <CPU_PROFILE> --all` gives for `configs` (over
+    config.yaml) in `workdir` on 2 cores; with `startup_timed` the dry run's duration stands for the
+    workflow's start, as in the CLI, else the start counts nothing."""
+    start = time.perf_counter()
+    output = run_snakemake(workdir, "-n", "--forceall", *(["--configfile", *map(str, configs)] if configs else [])).stdout
+    startup = time.perf_counter() - start if startup_timed else 0.0
+    config = validate_config(merged_config(REPO / "config.yaml", configs))
+    return cost_report(config, str(CPU_PROFILE), output, 2, startup, workdir)[1]
 
 
 def session_folder(tmp_path_factory, worker_id: str) -> Path:

@@ -90,14 +90,13 @@ FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.
 MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
 
 
-def package_copy(tmp_path: Path, module: str = "", old: str = "", new: str = "") -> Path:
-    """A copy of the package, with one edit of `module` where it names one."""
-    root = tmp_path / "copy" / "gold_textgen"
+def package_copy(tmp_path: Path, module: str, old: str, new: str) -> Path:
+    """A copy of the package (tmp_path/src/gold_textgen) with one edit of `module`."""
+    root = tmp_path / "src" / "gold_textgen"
     shutil.copytree(package_root(), root, ignore=shutil.ignore_patterns("__pycache__"))
-    if module:
-        text = (root / module).read_text()
-        assert old in text, f"{old!r} is not in {module}"
-        (root / module).write_text(text.replace(old, new, 1))
+    text = (root / module).read_text()
+    assert old in text, f"{old!r} is not in {module}"
+    (root / module).write_text(text.replace(old, new, 1))
     return root
 
 
@@ -151,13 +150,7 @@ def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run,
 
 def edited_package(tmp_path: Path, module: str, old: str, new: str) -> dict[str, str]:
     """A copy of the package with one edit, and the environment that makes Snakemake and its jobs import it."""
-    root = tmp_path / "src"
-    shutil.copytree(package_root(), root / "gold_textgen", ignore=shutil.ignore_patterns("__pycache__"))
-    target = root / "gold_textgen" / module
-    text = target.read_text()
-    assert old in text, f"{old!r} is not in {module}"
-    target.write_text(text.replace(old, new, 1))
-    return {"PYTHONPATH": str(root)}
+    return {"PYTHONPATH": str(package_copy(tmp_path, module, old, new).parent)}
 
 
 @pytest.mark.workflow

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import README_EXPERIMENTS, REPO, job_counts, run_snakemake, shipped_layers
+from conftest import CPU_PROFILE, README_EXPERIMENTS, REPO, job_counts, run_snakemake, shipped_layers
 from source_fixtures import release_zip_of_folder
 
 from gold_textgen.cli.cost import cost_report
@@ -157,9 +157,6 @@ def readme_job_counts() -> dict[tuple[str, ...], tuple[str, int]]:
         name, configs, jobs, _ = (cell.strip() for cell in line.strip("|").split("|"))
         rows[tuple(configs.strip("`").split())] = (name, int(jobs))
     return rows
-
-
-CPU_PROFILE = REPO / "benchmarks" / "devices" / "cpu-epyc-2core.yaml"
 
 
 def gpu_shaped(tmp_path: Path) -> Path:

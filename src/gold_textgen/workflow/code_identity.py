@@ -127,14 +127,19 @@ def use_cache(path: str | Path) -> None:
         _cache = {}
 
 
+def _stamp(stat: os.stat_result) -> tuple[int, ...]:
+    """What tells a file's edits apart: the change time and the inode besides the modification time and size
+    (an edit whose modification time was put back, by a checkout, an editor or os.utime, still moves the
+    change time, which nothing sets)."""
+    return stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino
+
+
 @functools.cache
 def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozenset[str]]:
     """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
     key = f"{file.resolve()}|{module}|{root.resolve()}"
     stat = file.stat()
-    # The change time and the inode besides the modification time and size: an edit whose modification
-    # time was put back (a checkout, an editor, os.utime) still moves the change time, which nothing sets.
-    stamp = [stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino]
+    stamp = list(_stamp(stat))
     entry = _cache.get(key) if _cache is not None else None
     if entry and entry["stamp"] == stamp:
         return entry["digest"], frozenset(entry["imports"])
@@ -191,8 +196,7 @@ def _module_digest(module: str, root: Path, rows: tuple[str, ...] | None) -> str
     if not module.startswith(CATALOG) or rows is None:
         return _module_facts(module, root)[0]
     file = module_file(module, root)
-    stat = file.stat()
-    return _rows_digest(file, (stat.st_mtime_ns, stat.st_size, stat.st_ctime_ns, stat.st_ino), tuple(sorted(rows)))
+    return _rows_digest(file, _stamp(file.stat()), tuple(sorted(rows)))
 
 
 def module_closure(entries: set[str], root: Path, rows: tuple[str, ...] | None = None) -> list[str]:

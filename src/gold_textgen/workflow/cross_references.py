@@ -63,9 +63,9 @@ def check_references(config: dict) -> None:
         if task not in config["tasks"]:
             raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
     for task, counts in config["cost"]["expected_updates"].items():  # a typo would plan that run at its cap, silently
-        objectives = ["mle", *config["tasks"][task]["objectives"]] if task in config["tasks"] else None
-        if objectives is None:
+        if task not in config["tasks"]:
             raise ConfigError(f"config key cost.expected_updates.{task}: '{task}' is not defined under tasks")
+        objectives = ["mle", *config["tasks"][task]["objectives"]]
         for objective in counts:
             if objective not in objectives:
                 known = ", ".join(objectives)
