@@ -84,16 +84,24 @@ def run_snakemake(
     process is killed, not asked to stop: Snakemake waiting on cluster jobs may ignore SIGTERM). `env`
     adds variables to the environment, or removes those given as None."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    for key, value in (env or {}).items():
+    offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=driver_environment({**offline, **(env or {})}))
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+def driver_environment(changes: dict[str, str | None] | None = None) -> dict[str, str]:
+    """The environment of a workflow driver a test starts: this process's, with `changes` (None removes a
+    variable), without what pytest sets per test and per worker. Drivers with the same environment share
+    one warm-start server (gold_textgen.workflow.warm_start), as a user's runs do."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    for key, value in (changes or {}).items():
         if value is None:
             environment.pop(key, None)
         else:
             environment[key] = value
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
-    if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
-    return result
+    return environment
 
 
 # Shipped overlays and their bases: `paper_*.yaml` go over configs/paper.yaml, `nqg_real_*.yaml` over

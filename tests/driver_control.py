@@ -4,13 +4,14 @@ and SLURM): a driver in a process group of its own, watched until a training che
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import yaml
-from conftest import REPO, SNAKEMAKE
+from conftest import REPO, SNAKEMAKE, driver_environment
 
 from gold_textgen.training.checkpoints import COMPLETE_FILE
 
@@ -40,7 +41,7 @@ def start_driver(workdir: Path, config: Path, *args: str, env: dict[str, str] | 
         preexec_fn=default_interrupt,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
+        env=driver_environment(env),
     )
 
 
@@ -61,20 +62,41 @@ def wait_for_checkpoint(process: subprocess.Popen, workdir: Path, step: int, tim
 
 def session_processes(session: int) -> list[int]:
     """The processes still alive in a session (the driver and the jobs it started)."""
+    return [pid for pid in all_processes() if _session_of(pid) == session]
+
+
+def training_processes(workdir: Path) -> list[int]:
+    """The MLE training jobs of `workdir` still alive, by the process id each wrote at the head of its log:
+    with warm starts (gold_textgen.workflow.warm_start) the training runs in a fork outside the driver's
+    session, while the driver's job process waits for it."""
+    logs = Path(workdir).glob("logs/*/train_mle/**/*.log")
+    logged = {int(pid) for log in logs for pid in re.findall(r"job environment: .*?\bpid=(\d+)", log.read_text())}
+    return sorted(logged & set(all_processes()))
+
+
+def all_processes() -> list[int]:
     alive = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if os.getsid(int(entry.name)) == session and "(zombie)" not in (entry / "status").read_text():
+                if "(zombie)" not in (entry / "status").read_text():
                     alive.append(int(entry.name))
             except (ProcessLookupError, PermissionError, FileNotFoundError):
                 continue
     return alive
 
 
-def wait_until_gone(session: int, timeout: float) -> bool:
+def _session_of(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except (ProcessLookupError, PermissionError):
+        return None
+
+
+def wait_until_gone(session: int, timeout: float, workdir: Path | None = None) -> bool:
+    """Whether the driver's session, and the training jobs of `workdir` when given, end within `timeout`."""
     deadline = time.monotonic() + timeout
-    while session_processes(session):
+    while session_processes(session) or (workdir is not None and training_processes(workdir)):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.2)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_snakemake
-from driver_control import CHECKPOINTS, MODEL, long_mle_config, session_processes, start_driver, wait_for_checkpoint, wait_until_gone
+from driver_control import CHECKPOINTS, MODEL, long_mle_config, start_driver, training_processes, wait_for_checkpoint, wait_until_gone
 
 from gold_textgen.training.checkpoints import FINGERPRINT_FILE
 
@@ -86,7 +86,7 @@ def test_ctrl_c_stops_the_driver_and_its_jobs_now_and_a_restart_resumes(config, 
     process = start_driver(workdir, config)
     wait_for_checkpoint(process, workdir, step=40)
     os.killpg(process.pid, signal.SIGINT)
-    assert wait_until_gone(process.pid, timeout=60), "Ctrl-C left the driver or its training job running"
+    assert wait_until_gone(process.pid, timeout=60, workdir=workdir), "Ctrl-C left the driver or its training job running"
     assert process.wait() != 0
     assert not (workdir / MODEL).exists()
     run_snakemake(workdir, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))  # no --unlock needed
@@ -100,7 +100,7 @@ def test_sigterm_to_the_driver_lets_the_running_job_finish_first(config, referen
     wait_for_checkpoint(process, workdir, step=40)
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=600)
-    assert wait_until_gone(process.pid, timeout=30)
+    assert wait_until_gone(process.pid, timeout=30, workdir=workdir)
     assert (workdir / MODEL / "model.safetensors").read_bytes() == (reference / MODEL / "model.safetensors").read_bytes()
     nothing = run_snakemake(workdir, "-n", MODEL, "--configfile", str(config))
     assert "Nothing to be done" in nothing.stdout + nothing.stderr
@@ -112,9 +112,10 @@ def test_a_killed_job_fails_its_driver_and_a_restart_resumes(config, reference, 
     workdir = with_prepared_data(reference, tmp_path / "job_killed")
     process = start_driver(workdir, config)
     wait_for_checkpoint(process, workdir, step=40)
-    for pid in session_processes(process.pid):
-        if pid != process.pid:
-            os.kill(pid, signal.SIGKILL)
+    training = training_processes(workdir)
+    assert training, "no training job alive at its checkpoint"
+    for pid in training:  # the process that trains, as the out-of-memory killer would pick it
+        os.kill(pid, signal.SIGKILL)
     assert process.wait(timeout=120) != 0
     assert not (workdir / MODEL).exists()
     run_snakemake(workdir, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))

@@ -1,5 +1,10 @@
 """Snakemake adapter: rules evaluate_<split> -> gold_textgen.evaluation.model_evaluation.evaluate_model."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a process that has torch and transformers imported already (when one is up)
+
+
 from pathlib import Path
 
 from gold_textgen.evaluation.metrics import Scoring

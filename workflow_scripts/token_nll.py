@@ -1,5 +1,10 @@
 """Snakemake adapter: rule cache_rewards -> gold_textgen.evaluation.token_nll.write_token_nll."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a process that has torch and transformers imported already (when one is up)
+
+
 from pathlib import Path
 
 from gold_textgen.evaluation.token_nll import write_token_nll

@@ -1,5 +1,10 @@
 """Snakemake adapter: rule train_mle -> gold_textgen.training.mle.train_mle (torchrun when the rule has GPUs > 1)."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a process that has torch and transformers imported already (when one is up)
+
+
 from pathlib import Path
 
 from gold_textgen.training.launch import rule_job, run_training, worker_count
