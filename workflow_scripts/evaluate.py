@@ -2,8 +2,7 @@
 
 from gold_textgen.workflow.warm_start import hand_over
 
-hand_over()  # from here on, in a process that has torch and transformers imported already (when one is up)
-
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 from pathlib import Path
 

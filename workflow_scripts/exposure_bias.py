@@ -1,5 +1,9 @@
 """Snakemake adapter: rule exposure_bias -> gold_textgen.analysis.rule_outputs.write_exposure_bias."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from gold_textgen.analysis.rule_outputs import write_exposure_bias
 from gold_textgen.workflow.logs import log_to_file
 

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule lead3 -> gold_textgen.evaluation.lead3 (outputs) and gold_textgen.evaluation.scoring (scores)."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from pathlib import Path
 
 from gold_textgen.evaluation.lead3 import write_lead_generations

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule objectives_table -> gold_textgen.analysis.objectives_table."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 import pandas as pd
 
 from gold_textgen.analysis.objectives_table import objectives_table, smoothing_note, write_objectives

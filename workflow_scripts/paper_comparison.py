@@ -1,5 +1,9 @@
 """Snakemake adapter: rule paper_comparison -> gold_textgen.analysis.paper_comparison."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from gold_textgen.analysis.paper_comparison import OurModel, Run, comparison_table, to_markdown
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.workflow.files import write_csv, write_html_table, write_text

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule significance -> gold_textgen.analysis.significance."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from gold_textgen.analysis.paper_comparison import Run
 from gold_textgen.analysis.significance import significance_table
 from gold_textgen.analysis.significance_report import method_note, to_markdown

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule table1 -> gold_textgen.analysis.tables.table1."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 import pandas as pd
 
 from gold_textgen.analysis.significance_report import note, significance_columns, with_significance

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule table2 -> gold_textgen.analysis.tables.table2."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from gold_textgen.analysis.tables import load_scores, scoring_note, table2, with_families, with_scoring, write_table2
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule table4 -> gold_textgen.analysis.on_policy_table."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 from gold_textgen.analysis.on_policy_table import table4, write_table4
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.analysis.training_marks import note as marks_note

@@ -1,5 +1,9 @@
 """Snakemake adapter: rule train_tokenizer -> gold_textgen.data.tokenization.train_tokenizer."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 import logging
 
 from gold_textgen.data.tokenization import train_tokenizer, training_texts

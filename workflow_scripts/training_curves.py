@@ -1,5 +1,9 @@
 """Snakemake adapter: rule training_curves -> gold_textgen.analysis.training_curves."""
 
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
 import sys
 
 from gold_textgen.analysis.training_curves import write_training_curves

@@ -35,8 +35,20 @@ import traceback
 from pathlib import Path
 
 SWITCH = "GOLD_WARM_START"
-# What every model job imports and takes seconds to: the server imports them once.
-PRELOADED = ("torch", "transformers", "transformers.modeling_utils", "transformers.trainer", "datasets", "sacrebleu")
+# What the workflow's steps import and take seconds to (a model step about 5 s, a table or figure about 1 s
+# on the reference machine): the server imports them once. Every step's Snakemake preamble imports the first.
+PRELOADED = (
+    "snakemake.script",
+    "torch",
+    "transformers",
+    "transformers.modeling_utils",
+    "transformers.trainer",
+    "datasets",
+    "sacrebleu",
+    "pandas",
+    "matplotlib.pyplot",
+    "scipy.stats",
+)
 IDLE_SECONDS = 60.0
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 _in_fork = False  # set in a job forked by the server: its script calls hand_over() again and must run
