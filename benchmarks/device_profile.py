@@ -32,7 +32,6 @@ import argparse
 import os
 import platform
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq
 
+from benchmarks.job_starts import start_figures
 from benchmarks.step_time import training_arguments
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.token_features import feature_sizes, input_features
@@ -64,8 +64,6 @@ from gold_textgen.workflow.schema import defaults, validate_config
 from gold_textgen.workflow.views import analysis_settings, evaluated_runs, is_causal, task_config
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL_JOB_IMPORTS = "import gold_textgen.training.mle, gold_textgen.training.fine_tune, gold_textgen.evaluation.decoding"
-CPU_JOB_IMPORTS = "import pandas, matplotlib.figure, gold_textgen.analysis.training_curves, gold_textgen.analysis.significance"
 
 
 def device_name(cores: int) -> str:
@@ -100,16 +98,6 @@ def mean_seconds(action, batches: list[dict], warmup: int) -> float:
         seconds += time.perf_counter() - start
         examples += next(iter(batch.values())).shape[0]
     return seconds / examples
-
-
-def start_seconds(imports: str, repeats: int = 3) -> float:
-    """A fresh interpreter running `imports` (the median of a few)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", imports], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def training_loop_seconds(task: dict, train: Path, valid: Path, tokenizer: Path | None, updates: tuple[int, int]) -> float:
@@ -286,9 +274,8 @@ def main(argv: list[str] | None = None) -> None:
             "date": date.today().isoformat(),
             "command": "python -m benchmarks.device_profile " + " ".join(argv or sys.argv[1:]),
         },
-        job_start=start_seconds(MODEL_JOB_IMPORTS),
-        cpu_job=start_seconds(CPU_JOB_IMPORTS),
         tasks=tasks,
+        **start_figures(),
     )
     write_text(args.output, profile.to_yaml())
     print(f"wrote {args.output}")

@@ -3,6 +3,7 @@ device profile (measured or scaled), the wall time of a schedule, and the SLURM 
 
 import copy
 import re
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -196,6 +197,21 @@ def test_the_plan_report_names_the_device_the_rates_and_the_wall_time():
     assert re.search(r"^train_mle\s+1\s", text, re.M) and re.search(r"^Table 1\s+3\s", text, re.M)
     expected = 2.0 + job_estimate(config, profile, "train_mle", {"task": "demo", "seed": "1"}).expected + 2.0
     assert wall == pytest.approx(expected + 5.0)  # the three jobs in a chain, then the workflow's start
+
+
+def test_a_local_plan_starts_its_steps_warm_and_a_cluster_plan_and_the_time_limits_cold(tmp_path):
+    config = demo_config()
+    cold = unit_profile(task_config(config, "demo"))
+    warm = replace(cold, warm_job_start=1.0, warm_cpu_job=0.5)
+    jobs = parse_jobs(DRY_RUN)
+    walls = {name: report(config, profile, jobs, None, slots=2, startup=0.0)[1] for name, profile in (("cold", cold), ("warm", warm))}
+    assert walls["cold"] - walls["warm"] == pytest.approx(2 * (2.0 - 0.5) + (10.0 - 1.0))  # two CPU steps, one model step, in a chain
+    on_gpus = [replace(profile, device="NVIDIA test") for profile in (cold, warm)]
+    assert report(config, on_gpus[0], jobs, None, 2, 0.0)[1] == report(config, on_gpus[1], jobs, None, 2, 0.0)[1]
+    wildcards = {"task": "demo", "seed": "1"}  # a SLURM job starts cold wherever its profile was measured
+    assert job_estimate(config, warm, "train_mle", wildcards) == job_estimate(config, cold, "train_mle", wildcards)
+    (tmp_path / "profile.yaml").write_text(warm.to_yaml())
+    assert replace(DeviceProfile.load(tmp_path / "profile.yaml"), path=None) == warm
 
 
 @pytest.mark.parametrize("name", sorted(path.name for path in (REPO / "configs").glob("*.yaml")))

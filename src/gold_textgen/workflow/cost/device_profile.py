@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -87,6 +87,10 @@ class DeviceProfile:
     cpu_job: float  # a job that runs no model (data, tables, figures): its whole time
     tasks: dict  # shape key -> {task, architecture, size, tokens, update_s, forward_s, decode_s: {beams: s}}
     path: Path | None = None
+    # The same two starts for a step forked from the warm-start server (workflow/warm_start.py): a local run's
+    # steps after its first. None in a profile measured before warm starts (its cold starts stand in).
+    warm_job_start: float | None = None
+    warm_cpu_job: float | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> DeviceProfile:
@@ -102,7 +106,8 @@ class DeviceProfile:
         missing = [key for key in ("device", "threads", "measured", "job_start_s", "cpu_job_s", "tasks") if key not in data]
         if missing:
             raise ConfigError(f"{path}: not a device profile (missing {', '.join(missing)})")
-        return cls(data["device"], data["threads"], data["measured"], data["job_start_s"], data["cpu_job_s"], data["tasks"], path)
+        warm = data.get("warm_job_start_s"), data.get("warm_cpu_job_s")
+        return cls(data["device"], data["threads"], data["measured"], data["job_start_s"], data["cpu_job_s"], data["tasks"], path, *warm)
 
     def to_yaml(self) -> str:
         data = {
@@ -111,9 +116,15 @@ class DeviceProfile:
             "measured": self.measured,
             "job_start_s": round(self.job_start, 3),
             "cpu_job_s": round(self.cpu_job, 3),
+            **({"warm_job_start_s": round(self.warm_job_start, 3)} if self.warm_job_start is not None else {}),
+            **({"warm_cpu_job_s": round(self.warm_cpu_job, 3)} if self.warm_cpu_job is not None else {}),
             "tasks": self.tasks,
         }
         return yaml.safe_dump(data, sort_keys=False)
+
+    def started_warm(self) -> DeviceProfile:
+        """This profile for the steps of a local run, which start warm (workflow/warm_start.py)."""
+        return replace(self, job_start=_first(self.warm_job_start, self.job_start), cpu_job=_first(self.warm_cpu_job, self.cpu_job))
 
     @property
     def gpu(self) -> bool:
@@ -138,3 +149,7 @@ class DeviceProfile:
         decode = {int(beams): seconds for beams, seconds in entry["decode_s"].items()}
         fine_tune = entry.get("fine_tune_update_s", entry["update_s"])  # profiles measured before it: as MLE
         return Rates(entry["update_s"], fine_tune, entry["forward_s"], decode, self.job_start, origin)
+
+
+def _first(value: float | None, otherwise: float) -> float:
+    return otherwise if value is None else value

@@ -144,8 +144,10 @@ def render(rows: list[Row], title: str, limits: bool = False) -> str:
 
 
 def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int, startup: float) -> tuple[str, float]:
-    """The plan as text, and its expected wall time in seconds (`startup`: the workflow's own, before any job)."""
-    costs = job_costs(config, profile, jobs, folders)
+    """The plan as text, and its expected wall time in seconds (`startup`: the workflow's own, before any job).
+    On a CPU profile it plans a local run, whose steps start warm (workflow/warm_start.py); on a GPU profile
+    a cluster run, each job a fresh process on its node (as the SLURM time limits assume in either case)."""
+    costs = job_costs(config, profile if profile.gpu else profile.started_warm(), jobs, folders)
     if not costs:
         return "nothing to run: every output is up to date (--all: the cost of building everything)", 0.0
     lines = [
