@@ -24,7 +24,7 @@ from gold_textgen.workflow.warm_start import hand_over
 
 hand_over()
 facts = {"pid": os.getpid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
-         "warm": "transformers.modeling_utils" in sys.modules}
+         "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0]}
 action = sys.argv[1]
 if action == "report":
     facts["stdin"] = sys.stdin.readline().strip()
@@ -111,6 +111,7 @@ def test_a_handed_over_job_runs_warm_with_its_own_folder_environment_arguments_a
     assert job.returncode == 3
     assert facts["warm"] and facts["pid"] != job.pid  # a fork of the server, transformers already imported
     assert Path(facts["cwd"]) == tmp_path and facts["argv"] == ["job.py", "report", "--flag"]
+    assert Path(facts["path0"]) == tmp_path  # the script's folder first on the import path, as for `python job.py`
     assert facts["mark"] == "mine" and facts["stdin"] == "hello" and "to stderr" in err
 
 

@@ -251,6 +251,7 @@ def _run_job(connection: socket.socket, request: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         sys.argv = request["argv"]
+        sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))  # as `python script.py` sets it (the server's is its own)
         sys.stdin, sys.stdout, sys.stderr = (os.fdopen(fd, mode, closefd=False) for fd, mode in ((0, "r"), (1, "w"), (2, "w")))
         threading.Thread(target=_die_with, args=(connection,), daemon=True).start()
         try:
