@@ -221,6 +221,16 @@ def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
     assert {"dev_metric", "train_loss", "mean_weight", "mean_return"} <= set(gold["curve"])
 
 
+def test_the_steps_after_the_servers_start_ran_warm(tiny_run):
+    """Warm starts in a real run (gold_textgen.workflow.warm_start): by the evaluations, tables and figures the
+    server is up, and their logs name a fork of it."""
+    logs, starts = tiny_run / "logs" / "smoke", {}
+    for log in logs.rglob("*.log"):  # benchmark files end in .tsv
+        starts[log.relative_to(logs).as_posix()] = re.findall(r"job environment: .*?\bstart=(\w+)", log.read_text())
+    late = {name: found for name, found in starts.items() if name.startswith(("evaluate/", "table1/", "table2/", "nll_histogram/"))}
+    assert late and all(found == ["warm"] for found in late.values()), late
+
+
 def test_rerun_with_nothing_changed_runs_nothing(tiny_run):
     result = run_snakemake(tiny_run, "-n", "--configfile", str(REPO / "configs" / "smoke.yaml"))
     assert "Nothing to be done" in result.stdout + result.stderr

@@ -23,8 +23,10 @@ import json, os, sys, time
 from gold_textgen.workflow.warm_start import hand_over
 
 hand_over()
+from gold_textgen.workflow.logs import job_environment
+
 facts = {"pid": os.getpid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
-         "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0]}
+         "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0], "log": job_environment()}
 action = sys.argv[1]
 if action == "report":
     facts["stdin"] = sys.stdin.readline().strip()
@@ -110,6 +112,7 @@ def test_a_handed_over_job_runs_warm_with_its_own_folder_environment_arguments_a
     facts = json.loads(out)
     assert job.returncode == 3
     assert facts["warm"] and facts["pid"] != job.pid  # a fork of the server, transformers already imported
+    assert f"pid={facts['pid']} start=warm" in facts["log"]  # as its log's header says
     assert Path(facts["cwd"]) == tmp_path and facts["argv"] == ["job.py", "report", "--flag"]
     assert Path(facts["path0"]) == tmp_path  # the script's folder first on the import path, as for `python job.py`
     assert facts["mark"] == "mine" and facts["stdin"] == "hello" and "to stderr" in err
@@ -145,5 +148,5 @@ def test_switched_off_or_under_slurm_a_job_runs_in_place(warm_server, tmp_path, 
     job = start_job(warm_server, tmp_path, "report", **setting)
     out, _ = job.communicate("hello", timeout=120)
     facts = json.loads(out)
-    assert job.returncode == 3 and facts["pid"] == job.pid and not facts["warm"]
+    assert job.returncode == 3 and facts["pid"] == job.pid and not facts["warm"] and "start=cold" in facts["log"]
     assert set(warm_server.rglob("*.sock")) == sockets  # and started no server for its environment

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import StepError
+from .warm_start import started_warm
 
 
 @contextlib.contextmanager
@@ -69,11 +70,12 @@ def freeze_imported_objects() -> None:
 
 
 def job_environment() -> str:
-    """Where a job ran: host, the scheduler's job id and the GPUs it was given (`-` when unset), so a job
-    log shows whether SLURM ran it and with which devices."""
+    """Where a job ran: host, process (a fork of the warm-start server or one of its own), the scheduler's job
+    id and the GPUs it was given (`-` when unset), so a job log shows whether SLURM ran it and with which devices."""
     facts = {
         "host": os.uname().nodename,
         "pid": os.getpid(),
+        "start": "warm" if started_warm() else "cold",
         "slurm_job_id": os.environ.get("SLURM_JOB_ID", "-"),
         "slurm_partition": slurm_partition(),
         "slurm_array_job_id": os.environ.get("SLURM_ARRAY_JOB_ID", "-"),  # one id for every task of an array

@@ -79,11 +79,18 @@ def hand_over() -> None:
         _wait_for_fork(connection, reply["pid"], ignored)
 
 
+def started_warm() -> bool:
+    """Whether this process is a step forked from the server."""
+    return _in_fork
+
+
 def _wait_for_fork(connection: socket.socket, pid: int, ignored: list[int]) -> None:
     for number in FORWARDED_SIGNALS:
         if number not in ignored:
             signal.signal(number, lambda received, _frame: _forward(pid, received))
-    outcome = receive_message(connection) or {"signal": int(signal.SIGKILL)}  # the server died: so did the job
+    # No outcome: the server went away and cannot say how the job ended (the fork holds the connection open
+    # until it ends, so it has ended too): count it as killed.
+    outcome = receive_message(connection) or {"signal": int(signal.SIGKILL)}
     if "signal" in outcome:  # die the way the job died, for the driver to see
         for number in FORWARDED_SIGNALS:
             signal.signal(number, signal.SIG_DFL)
@@ -103,8 +110,8 @@ def enabled() -> bool:
 
 
 def server_address() -> Path | None:
-    """The server's socket for this Python, these installed packages and this environment (None when the
-    path would be too long for a Unix socket)."""
+    """The server's socket for this Python, these installed packages and this environment, in a folder of
+    this user's only (None where the path would be too long for a Unix socket or the folder is not private)."""
     packages = Path(sysconfig.get_paths()["purelib"])
     # The shell's record of the folder aside: a fork takes the job's folder itself.
     environment = sorted((key, value) for key, value in os.environ.items() if key not in ("PWD", "OLDPWD"))
@@ -133,13 +140,14 @@ def start_server(address: Path) -> None:
         os.close(os.open(starting, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
         return
-    subprocess.Popen(
-        [sys.executable, "-m", __name__, str(address)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with open(address.with_suffix(".log"), "a") as log:  # the server's own errors, if any
+        subprocess.Popen(
+            [sys.executable, "-m", __name__, str(address)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
 
 
 def send_message(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
@@ -208,6 +216,10 @@ def serve(address: Path) -> None:
     finally:
         if _still_at(address, mine):
             address.unlink(missing_ok=True)
+        log = address.with_suffix(".log")
+        with contextlib.suppress(OSError):
+            if not log.stat().st_size:  # nothing went wrong: no file left behind
+                log.unlink()
 
 
 def _still_at(address: Path, inode: int) -> bool:
