@@ -134,7 +134,8 @@ def planned_wall(workdir: Path, configs: list[Path], startup_timed: bool = False
     config.yaml) in `workdir` on 2 cores; with `startup_timed` the dry run's duration stands for the
     workflow's start, as in the CLI, else the start counts nothing."""
     start = time.perf_counter()
-    output = run_snakemake(workdir, "-n", "--forceall", *(["--configfile", *map(str, configs)] if configs else [])).stdout
+    configfiles = ["--configfile", *map(str, configs)] if configs else []
+    output = run_snakemake(workdir, "-n", "--forceall", "--cores", "2", *configfiles).stdout  # the threads of a run on 2 cores
     startup = time.perf_counter() - start if startup_timed else 0.0
     config = validate_config(merged_config(REPO / "config.yaml", configs))
     return cost_report(config, str(CPU_PROFILE), output, 2, startup, workdir)[1]

@@ -82,6 +82,18 @@ def test_a_dry_run_with_an_override(monkeypatch, tmp_path):
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.workflow
+def test_the_plan_gives_each_job_the_threads_a_run_on_its_cores_gives(monkeypatch):
+    """nqg_real's model jobs ask for two threads: on two cores they run one at a time, each two threads'
+    worth of CPU hours (a dry run without --cores gave every job one thread, and the plan ran two at once)."""
+    monkeypatch.chdir(REPO)
+    arguments = ["plan", "configs/nqg_real.yaml", "--device", "benchmarks/devices/cpu-epyc-2core.yaml", "--all", "--slots", "2"]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 0, result.output
+    row = re.search(r"^train_mle\s+3\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)", result.output, re.M)
+    assert row and float(row.group(2)) == pytest.approx(2 * float(row.group(1)), abs=0.002), result.output
+
+
 def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_experiment(monkeypatch):
     """Snakemake reads every word after --configfile as one more config file; --replace is the explicit
     way to retrain in place what another config made under the name (workflow/experiment_index.py)."""

@@ -133,9 +133,14 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
             click.echo(f"{rule:24s} {count:6d}")
         click.echo(f"{'total':24s} {sum(counts.values()):6d}" if counts else "nothing to run: every output is up to date")
         return
-    load_profile(device_profile)  # a bad profile stops the command before the dry run's seconds
-    output, startup = dry_run(snakemake_command(), arguments, everything)
-    click.echo(cost_report(config, device_profile, output, slots or len(os.sched_getaffinity(0)), startup)[0])
+    profile = load_profile(device_profile)  # a bad profile stops the command before the dry run's seconds
+    slots = slots or len(os.sched_getaffinity(0))
+    # A local run on `slots` cores gives each job the threads it asks for up to that many, and the schedule
+    # depends on them (two 2-thread jobs do not share 2 cores): the dry run plans with the same cores. On a
+    # GPU profile the slots are GPUs, and each job keeps the threads of its request.
+    cores = [] if profile.gpu else ["--cores", str(slots)]
+    output, startup = dry_run(snakemake_command(), cores + arguments, everything)
+    click.echo(cost_report(config, device_profile, output, slots, startup)[0])
 
 
 @main.command()
