@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
+import gold_textgen
 from gold_textgen.cli.main import job_counts, main
 from gold_textgen.cli.overrides import checked_config, overrides_layer, parse_override
 from gold_textgen.workflow.errors import ConfigError
@@ -165,5 +166,6 @@ def test_the_version_is_the_packages_and_the_changelog_and_citation_name_it():
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0 and result.output.strip().endswith(version)
+    assert gold_textgen.__version__ == version
     assert f"## {version} " in (REPO / "CHANGELOG.md").read_text()
     assert re.search(rf"^version: {re.escape(version)}$", (REPO / "CITATION.cff").read_text(), re.M), "CITATION.cff's version"

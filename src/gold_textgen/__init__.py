@@ -4,4 +4,9 @@ Everything the Snakemake workflow runs lives in this package; the workflow scrip
 Snakemake's inputs and outputs to these functions.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("gold-textgen")  # pyproject.toml's, as installed
+except PackageNotFoundError:  # the source tree on the path without an install
+    __version__ = "unknown"
