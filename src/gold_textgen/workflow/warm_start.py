@@ -1,16 +1,16 @@
-"""Warm starts for the model jobs of a local run: the libraries imported once, each job forked from them.
+"""Warm starts for the steps of a local run: the heavy libraries imported once, each step forked from them.
 
-A job that runs a model spends about 5 s of CPU importing torch and transformers before it does anything
-(docs/benchmarks.md), most of a small job's time. The first such job of a local run starts a server in the
-background that imports them once; each later job hands itself over to it: the server forks, and the fork
-runs the job's script with the job's standard streams, folder, environment and arguments, while the process
-Snakemake started waits for it, passes on the signals it receives and exits as the fork exits (killed, the
-fork dies with it). The project's own modules are imported by each job as before, so an edit to them counts
-from the next job on; a server serves one Python, one set of installed packages and one environment, and
-leaves after a minute without jobs.
+A step that runs a model spends about 5 s of CPU importing torch and transformers before it does anything,
+and a table or figure about 1 s importing pandas, matplotlib and SciPy (docs/benchmarks.md): most of a small
+step's time. The first step of a local run starts a server in the background that imports them once; each
+later step hands itself over to it: the server forks, and the fork runs the step's script with the step's
+standard streams, folder, environment and arguments, while the process Snakemake started waits for it,
+passes on the signals it receives and exits as the fork exits (killed, the fork dies with it). The project's
+own modules are imported by each step as before, so an edit to them counts from the next step on; a server
+serves one Python, one set of installed packages and one environment, and leaves after a minute without steps.
 
 Off with GOLD_WARM_START=0; never under SLURM, where each job has an allocation of its own (a server left
-behind would outlive it). This module imports nothing heavy: a job calls `hand_over()` before its imports.
+behind would outlive it). This module imports nothing heavy: a step calls `hand_over()` before its imports.
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def serve(address: Path) -> None:
         while running or time.monotonic() - last_active < IDLE_SECONDS:
             if select.select([listener], [], [], 0.2)[0]:
                 connection, _ = listener.accept()
-                child = _fork_job(listener, connection)
+                child = _fork_job(listener, connection, list(running.values()))
                 if child is not None:
                     running[child] = connection
             for pid in list(running):
@@ -229,7 +229,8 @@ def _still_at(address: Path, inode: int) -> bool:
         return False
 
 
-def _fork_job(listener: socket.socket, connection: socket.socket) -> int | None:
+def _fork_job(listener: socket.socket, connection: socket.socket, others: list[socket.socket]) -> int | None:
+    """Fork the job `connection` hands over; the server's side returns the fork's pid (None for a bad request)."""
     request, fds = receive_message(connection, with_fds=True)
     if request is None or len(fds) != 3:
         for fd in fds:
@@ -243,7 +244,8 @@ def _fork_job(listener: socket.socket, connection: socket.socket) -> int | None:
         with contextlib.suppress(OSError):
             send_message(connection, {"pid": pid})
         return pid
-    listener.close()
+    for inherited in (listener, *others):  # the other jobs' connections are the server's to answer
+        inherited.close()
     _run_job(connection, request, fds)  # never returns
 
 
