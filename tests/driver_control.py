@@ -75,15 +75,15 @@ def training_processes(workdir: Path) -> list[int]:
 
 
 def all_processes() -> list[int]:
-    alive = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if "(zombie)" not in (entry / "status").read_text():
-                    alive.append(int(entry.name))
-            except (ProcessLookupError, PermissionError, FileNotFoundError):
-                continue
-    return alive
+    return [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit() and alive(int(entry.name))]
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a running process (a zombie has ended)."""
+    try:
+        return "(zombie)" not in Path(f"/proc/{pid}/status").read_text()
+    except (ProcessLookupError, PermissionError, FileNotFoundError):
+        return False
 
 
 def _session_of(pid: int) -> int | None:

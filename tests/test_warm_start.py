@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from driver_control import default_interrupt
+from driver_control import alive, default_interrupt
 
 JOB = """
 import json, os, sys, time
@@ -88,13 +88,6 @@ def warm_server(server_folder, tmp_path_factory):
         assert time.monotonic() < deadline, "no server came up"
         time.sleep(0.2)
     return server_folder
-
-
-def alive(pid: int) -> bool:
-    try:
-        return "(zombie)" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
 
 
 def wait_gone(pid: int, timeout: float = 20) -> bool:

@@ -39,9 +39,7 @@ SWITCH = "GOLD_WARM_START"
 # on the reference machine): the server imports them once. Every step's Snakemake preamble imports the first.
 PRELOADED = (
     "snakemake.script",
-    "torch",
-    "transformers",
-    "transformers.modeling_utils",
+    "transformers.modeling_utils",  # torch with it
     "transformers.trainer",
     "datasets",
     "sacrebleu",
@@ -73,7 +71,7 @@ def hand_over() -> None:
         ignored = [int(number) for number in FORWARDED_SIGNALS if signal.getsignal(number) == signal.SIG_IGN]
         request = {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored}
         send_message(connection, request, fds=[0, 1, 2])
-        reply = receive_message(connection)
+        reply, _ = receive_message(connection)
         if reply is None:  # the server went away before forking: run here
             return
         _wait_for_fork(connection, reply["pid"], ignored)
@@ -90,7 +88,7 @@ def _wait_for_fork(connection: socket.socket, pid: int, ignored: list[int]) -> N
             signal.signal(number, lambda received, _frame: _forward(pid, received))
     # No outcome: the server went away and cannot say how the job ended (the fork holds the connection open
     # until it ends, so it has ended too): count it as killed.
-    outcome = receive_message(connection) or {"signal": int(signal.SIGKILL)}
+    outcome = receive_message(connection)[0] or {"signal": int(signal.SIGKILL)}
     if "signal" in outcome:  # die the way the job died, for the driver to see
         for number in FORWARDED_SIGNALS:
             signal.signal(number, signal.SIG_DFL)
@@ -158,22 +156,21 @@ def send_message(connection: socket.socket, message: dict, fds: list[int] = ()) 
         connection.sendall(payload)
 
 
-def receive_message(connection: socket.socket, with_fds: bool = False):
-    """One newline-ended JSON message (and the file descriptors sent with it); None when the peer closed."""
-    data, fds = b"", []
+def receive_message(connection: socket.socket) -> tuple[dict | None, list[int]]:
+    """One newline-ended JSON message (None when the peer closed first) and the file descriptors sent with it."""
+    data, fds, size = b"", [], array.array("i").itemsize
     while not data.endswith(b"\n"):
         try:
-            chunk, ancillary, _flags, _address = connection.recvmsg(65536, socket.CMSG_SPACE(3 * array.array("i").itemsize))
-        except (ConnectionResetError, OSError):
-            return (None, fds) if with_fds else None
+            chunk, ancillary, _flags, _address = connection.recvmsg(65536, socket.CMSG_SPACE(3 * size))
+        except OSError:
+            return None, fds
         for level, kind, item in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds.extend(array.array("i", item[: len(item) - len(item) % array.array("i").itemsize]))
+                fds.extend(array.array("i", item[: len(item) - len(item) % size]))
         if not chunk:
-            return (None, fds) if with_fds else None
+            return None, fds
         data += chunk
-    message = json.loads(data)
-    return (message, fds) if with_fds else message
+    return json.loads(data), fds
 
 
 def serve(address: Path) -> None:
@@ -231,7 +228,7 @@ def _still_at(address: Path, inode: int) -> bool:
 
 def _fork_job(listener: socket.socket, connection: socket.socket, others: list[socket.socket]) -> int | None:
     """Fork the job `connection` hands over; the server's side returns the fork's pid (None for a bad request)."""
-    request, fds = receive_message(connection, with_fds=True)
+    request, fds = receive_message(connection)
     if request is None or len(fds) != 3:
         for fd in fds:
             os.close(fd)
