@@ -31,7 +31,7 @@ encoder's final cell state to the decoder's (FocusSeq2Seq feeds it the hidden st
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -43,8 +43,11 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from .copy_attention import AdditiveAttention, CopyDistribution, first_occurrences
 from .copy_slots import copy_slots
 from .decoder_inputs import ShiftedLabels
+from .encoded_source import EncodedSource
+from .packed_positions import PackedPositions, uniform_log_probability
 from .recurrent_config import RecurrentSeq2SeqConfig
 from .recurrent_search import search
+from .recurrent_teacher_forcing import PackedTeacherForcing
 
 
 @dataclass
@@ -55,23 +58,7 @@ class CopySeq2SeqOutput(Seq2SeqLMOutput):
     coverage_losses: torch.FloatTensor | None = None
 
 
-@dataclass
-class EncodedSource:
-    """What every decoder step reads: encoder outputs [N, S, H], their attention keys [N, S, A], the valid
-    positions [N, S], the source ids [N, S] the copy mass goes to and, for each position, the first position
-    that holds the same id [N, S] (copy_attention.first_occurrences)."""
-
-    outputs: torch.Tensor
-    keys: torch.Tensor
-    valid: torch.Tensor
-    source_ids: torch.Tensor
-    first_position: torch.Tensor
-
-    def select(self, index: torch.Tensor) -> EncodedSource:
-        return EncodedSource(*(getattr(self, field.name).index_select(0, index) for field in fields(self)))
-
-
-class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
+class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel, GenerationMixin):
     config_class = RecurrentSeq2SeqConfig
     base_model_prefix = "recurrent"
     main_input_name = "input_ids"
@@ -225,14 +212,19 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         return reads, {"context": context, "h": hidden}, None
 
     def output_distribution(
-        self, reads: dict[str, torch.Tensor], source_ids: torch.Tensor, first_position: torch.Tensor
+        self,
+        reads: dict[str, torch.Tensor],
+        source_ids: torch.Tensor,
+        first_position: torch.Tensor,
+        positions: PackedPositions | None = None,
     ) -> CopyDistribution:
         """The distribution over the extended vocabulary from what `recur` read (any number of steps,
-        flattened into N; `source_ids` and `first_position` [N, S] as in EncodedSource, the source of each)."""
+        flattened into N; `source_ids` and `first_position` [N, S] as in EncodedSource, the source of each;
+        `positions`: the packed positions these rows are, teacher forcing's)."""
         if self.config.uses_lstm:
-            readout = torch.tanh(self.dropout(self.readout(reads["readout"])))
+            readout = torch.tanh(self.readout_dropout(self.readout(reads["readout"]), positions))
         else:
-            readout = self.dropout(torch.tanh(self.readout(reads["readout"])))
+            readout = self.readout_dropout(torch.tanh(self.readout(reads["readout"])), positions)
         generate_logit = None
         if self.copy_switch is not None:
             generate_logit = self.copy_switch(reads["switch"])
@@ -255,10 +247,12 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
         **unused,
     ) -> CopySeq2SeqOutput:
         """Teacher-forced log-probabilities [B, T, output_size] of every next token; with `labels`, the
-        token-mean NLL (+ the weighted coverage loss) as `loss`. Only the decoder cell and the attention
-        run step by step; the output layer (readout, copy switch, the vocabulary projection and the copy
-        mixture) runs once over all positions, which is most of a step's arithmetic: one large matrix
-        product instead of one per position, the same numbers as `step` gives position by position."""
+        token-mean NLL (+ the weighted coverage loss) as `loss`. Only the positions a loss reads are
+        computed (packed_positions.py; the others get a uniform row, and no coverage loss). Only the
+        decoder cell and the attention run step by step; the output layer (readout, copy switch, the
+        vocabulary projection and the copy mixture) runs once over all positions, which is most of a step's
+        arithmetic: one large matrix product instead of one per position, the same numbers as `step` gives
+        position by position."""
         features = {
             name: value
             for name, value in (("answer", answer_tags), ("case", case_tags), ("pos", pos_tags), ("ner", ner_tags))
@@ -269,35 +263,17 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PreTrainedModel, GenerationMixin):
                 raise ValueError("forward needs decoder_input_ids or labels")
             decoder_input_ids = self.shift_right(labels)
         encoded, state = self.encode(input_ids, attention_mask, features)
-        words = self.embed_words(decoder_input_ids)
-        steps, coverage = [], []
-        for position in range(decoder_input_ids.shape[1]):
-            reads, state, coverage_loss = self.recur(words[:, position], state, encoded)
-            steps.append(reads)
-            coverage.append(coverage_loss)
-        batch, length = decoder_input_ids.shape
-        reads = {key: torch.stack([step[key] for step in steps], dim=1).flatten(0, 1) for key in steps[0]}
-        source = (tensor.repeat_interleave(length, dim=0) for tensor in (encoded.source_ids, encoded.first_position))
-        distribution = self.output_distribution(reads, *source)
-        logits = distribution.log_probs().view(batch, length, -1)
-        coverage_losses = torch.stack(coverage, dim=1) if self.config.coverage else None
+        positions = PackedPositions.of(labels, decoder_input_ids, self.config.pad_token_id)
+        reads, coverage = self.teacher_forced_reads(encoded, state, decoder_input_ids, positions)
+        source = (tensor.index_select(0, positions.rows) for tensor in (encoded.source_ids, encoded.first_position))
+        distribution = self.output_distribution(reads, *source, positions)
+        logits = positions.unpack(distribution.log_probs(), uniform_log_probability(self.config.output_size))
+        coverage_losses = positions.unpack(coverage) if coverage is not None else None
         loss = None
         if labels is not None:  # from the targets' log-likelihoods alone: no gradient through the [B, T, V] table
-            token_log_likelihoods = distribution.log_likelihood(labels.flatten()).view(batch, length)
+            token_log_likelihoods = positions.unpack(distribution.log_likelihood(positions.take(labels)))
             loss = self.teacher_forced_loss(token_log_likelihoods, labels, coverage_losses)
         return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
-
-    def teacher_forced_loss(self, log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None):
-        """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage loss."""
-        mask = labels.ne(-100)
-        return (-log_likelihoods[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
-
-    def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
-        """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every
-        objective adds it beside its own loss sum."""
-        if coverage_losses is None or not self.config.coverage_loss_weight:
-            return 0.0
-        return self.config.coverage_loss_weight * coverage_losses[mask].sum()
 
     # -- search --------------------------------------------------------------------------------------
     @torch.no_grad()

@@ -31,8 +31,9 @@ class MleTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeede
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")  # the Trainer pops them when it smooths labels
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
-        if model.training and labels is not None:
-            self.record_tokens(torch.log_softmax(outputs.logits.detach().float(), dim=-1), labels)
+        if model.training and labels is not None:  # the reference tokens' rows alone: padding is most of a [B, T, V] table
+            mask = labels.ne(-100)
+            self.record_tokens(torch.log_softmax(outputs.logits.detach()[mask].float(), dim=-1), labels[mask])
         return (loss, outputs) if return_outputs else loss
 
 
