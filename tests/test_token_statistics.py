@@ -38,6 +38,18 @@ def test_entropy_and_accuracy_are_the_means_over_the_reference_tokens_since_the_
     assert trainer.logged["mean_token_accuracy"] == 1.0 and trainer.logged["entropy"] < 1e-6
 
 
+def test_logits_normalised_give_the_statistics_of_their_log_probabilities():
+    logits = torch.tensor([[[2.0, 0.5, -1.0], [0.0, 3.0, 1.0], [9.0, 9.0, 9.0]]])
+    labels = torch.tensor([[0, 2, -100]])
+    from_logits, from_logprobs = Catching(), Catching()
+    from_logits.record_tokens(logits + 5.0, labels, normalise=True)  # log_softmax ignores the shift
+    from_logprobs.record_tokens(torch.log_softmax(logits, dim=-1), labels)
+    from_logits.log({"loss": 1.0})
+    from_logprobs.log({"loss": 1.0})
+    assert math.isclose(from_logits.logged["entropy"], from_logprobs.logged["entropy"], rel_tol=1e-6)
+    assert from_logits.logged["mean_token_accuracy"] == from_logprobs.logged["mean_token_accuracy"] == 0.5
+
+
 def test_a_run_is_named_task_objective_seed_and_grouped_by_its_experiment(tmp_path, monkeypatch):
     for variable in ("WANDB_RUN_GROUP", "MLFLOW_EXPERIMENT_NAME"):
         monkeypatch.delenv(variable, raising=False)

@@ -91,7 +91,7 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
         self._track(objective.parts, objective.weights, objective.returns, objective.terms, batch.mask)
-        self.record_tokens(batch.logprobs.detach(), labels)
+        self.record_tokens(batch.logprobs, labels)
         return (loss, outputs) if return_outputs else loss
 
     def token_batch(self, model_inputs: dict, labels: torch.Tensor, outputs, cached: torch.Tensor | None) -> TokenBatch:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 
-import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
 
 from ..data.seq2seq_batches import PaddedFieldsCollator
@@ -31,9 +30,8 @@ class MleTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeede
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")  # the Trainer pops them when it smooths labels
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
-        if model.training and labels is not None:  # the reference tokens' rows alone: padding is most of a [B, T, V] table
-            mask = labels.ne(-100)
-            self.record_tokens(torch.log_softmax(outputs.logits.detach()[mask].float(), dim=-1), labels[mask])
+        if model.training and labels is not None:
+            self.record_tokens(outputs.logits, labels, normalise=True)
         return (loss, outputs) if return_outputs else loss
 
 
