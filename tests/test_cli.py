@@ -85,10 +85,12 @@ def test_a_dry_run_with_an_override(monkeypatch, tmp_path):
 
 @pytest.mark.workflow
 def test_the_plan_gives_each_job_the_threads_a_run_on_its_cores_gives(monkeypatch):
-    """nqg_real's model jobs ask for two threads: on two cores they run one at a time, each two threads'
-    worth of CPU hours (a dry run without --cores gave every job one thread, and the plan ran two at once)."""
+    """The IWSLT14 transformer's model jobs ask for four threads: on two cores they get two and run one at a
+    time, each two threads' worth of CPU hours (a dry run without --cores gave every job one thread, and the
+    plan ran two at once)."""
     monkeypatch.chdir(REPO)
-    arguments = ["plan", "configs/nqg_real.yaml", "--device", "benchmarks/devices/cpu-epyc-2core.yaml", "--all", "--slots", "2"]
+    arguments = ["plan", "configs/paper.yaml", "--set", "experiment.tasks=[iwslt14]", "--device", "benchmarks/devices/cpu-epyc-2core.yaml"]
+    arguments += ["--all", "--slots", "2"]
     result = CliRunner().invoke(main, arguments)
     assert result.exit_code == 0, result.output
     row = re.search(r"^train_mle\s+3\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+([\d.]+)", result.output, re.M)

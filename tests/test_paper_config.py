@@ -184,7 +184,7 @@ def test_the_papers_tasks_get_the_resources_of_their_size(paper):
         "xsum": "large",
         "iwslt14": "medium",
     }
-    assert stage_request(task_config(paper, "cnndm_standard"), "train_mle") == {"gpu": 1, "threads": 4, "mem_mb": 32000, "runtime": 2880}
+    assert stage_request(task_config(paper, "cnndm_standard"), "train_mle") == {"gpu": 1, "threads": 1, "mem_mb": 32000, "runtime": 2880}
     assert stage_request(task_config(paper, "cnndm"), "train_mle")["gpu"] == 4
     assert stage_request(task_config(paper, "iwslt14"), "train_mle")["gpu"] == 1
     assert stage_request(task_config(paper, "iwslt14"), "table1") == stage_request(task_config(paper, "iwslt14"), "cpu")

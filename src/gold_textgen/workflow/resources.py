@@ -23,7 +23,9 @@ GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
 # paper trained it on 4 GPUs for CNN/DM and XSum), `recurrent` the paper's standard models (NQG++, the
 # pointer-generator: 10-20M parameters on one GPU, whose step-by-step decoder makes them slower per token
 # than their size suggests: the paper's CNN/DM epoch took 2 hours on a GTX 1080 Ti, best within 15 epochs).
-# Beside GPUs the threads collate and tokenise batches.
+# Beside GPUs the threads collate and tokenise batches. The recurrent models take one thread: their step is
+# many small operations, one at a time, so on a CPU two such jobs side by side train 1.5 times as fast as one
+# job on two threads (docs/benchmarks.md), and on a GPU one thread launches the kernels.
 REQUESTS = {
     "small": {
         "train_mle": (1, 1, 4000, 120),
@@ -40,10 +42,10 @@ REQUESTS = {
         "cpu": (0, 1, 8000, 120),
     },
     "recurrent": {
-        "train_mle": (1, 4, 32000, 2880),
-        "fine_tune": (1, 4, 32000, 1440),
-        "cache_rewards": (1, 2, 16000, 120),
-        "evaluate": (1, 4, 16000, 720),
+        "train_mle": (1, 1, 32000, 2880),
+        "fine_tune": (1, 1, 32000, 1440),
+        "cache_rewards": (1, 1, 16000, 120),
+        "evaluate": (1, 1, 16000, 720),
         "cpu": (0, 1, 8000, 120),
     },
     "large": {
