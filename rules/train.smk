@@ -44,6 +44,8 @@ rule cache_rewards:
         log_path("cache_rewards/{task}/seed{seed}.log"),
     benchmark:
         benchmark_path("cache_rewards/{task}/seed{seed}.tsv")
+    # a short job that the longest fine-tuning runs (GOLD's) wait on: before any job that does not need it
+    priority: 5
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("cache_rewards")

@@ -104,6 +104,25 @@ def test_recorded_updates_name_a_task_and_objective_that_exist():
             validate_config(config)
 
 
+def test_recorded_examples_stand_in_for_a_split_nothing_can_count_before_the_download(tmp_path):
+    """nqg_real's release is downloaded by the run: its training pairs come from cost.expected_examples
+    (the source alone would count the whole-corpus fallback), and a prepared file's lines come first."""
+    config = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))
+    folders = Folders.of(config, tmp_path)
+    assert split_examples(config, "nqg_real", "train", folders) == 7874
+    assert "7,874 train pairs" in (REPO / "configs" / "nqg_real.yaml").read_text()  # the split the comment documents
+    assert job_work(config, "cache_rewards", {"task": "nqg_real", "seed": "1"}, results=folders).scored == 7874
+    prepared = folders.store / "data" / "nqg_real" / "train.jsonl"
+    prepared.parent.mkdir(parents=True)
+    prepared.write_text("{}\n" * 12)
+    assert split_examples(config, "nqg_real", "train", folders) == 12
+    config["cost"]["expected_examples"] = {}
+    assert split_examples(config, "nqg_real", "train") == 100_000  # sized as a whole public corpus
+    config["cost"]["expected_examples"] = {"nqg_rael": {"train": 10}}
+    with pytest.raises(ConfigError, match=re.escape("cost.expected_examples.nqg_rael")):
+        validate_config(config)
+
+
 def test_the_recorded_updates_are_those_of_the_documented_runs():
     """The counts a fresh clone's plan expects are the measured runs' that the results pages show."""
     nqg = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))
@@ -160,6 +179,22 @@ def test_the_wall_time_list_schedules_jobs_in_dependency_order():
     assert wall_seconds(costs, slots=3) == 10 + 30 + 5
     wide = [cost(1, 10, threads=2), cost(2, 10, threads=2)]  # a job takes its threads' worth of slots
     assert wall_seconds(wide, slots=2) == 20
+
+
+def test_the_wall_time_starts_the_highest_priority_then_the_longest_chain_first():
+    """nqg_real's shape: a short reward cache that a long GOLD run waits on goes before a longer control run
+    and evaluation (the chain behind it is longer), and a rule's priority goes before either."""
+
+    def cost(jobid, seconds, after=(), priority=0):
+        job = PlannedJob(jobid, f"rule{jobid}", after=set(after), priority=priority)
+        return JobCost(job, Estimate("", seconds, seconds, ""), 0, 1)
+
+    cache, gold = cost(2, 1, [1]), cost(3, 30, [2])
+    assert wall_seconds([cost(1, 10), cache, gold, cost(4, 20, [1]), cost(5, 20, [1])], slots=2) == 10 + 40
+    # ordered by their own length the control and the evaluation would go first, and GOLD would start at 21
+    assert wall_seconds([cost(1, 10), cache, gold, cost(4, 20, [1], priority=5), cost(5, 20, [1], priority=5)], slots=2) == 10 + 51
+    (job,) = parse_jobs("rule cache_rewards:\n    output: r.parquet\n    jobid: 7\n    priority: 5\n")
+    assert job.priority == 5
 
 
 def test_a_table_counts_every_job_it_needs():

@@ -62,9 +62,11 @@ def check_references(config: dict) -> None:
     for task in experiment["task_objectives"]:  # a task outside experiment.tasks is not run: its entry is unused
         if task not in config["tasks"]:
             raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
-    for task, counts in config["cost"]["expected_updates"].items():  # a typo would plan that run at its cap, silently
-        if task not in config["tasks"]:
-            raise ConfigError(f"config key cost.expected_updates.{task}: '{task}' is not defined under tasks")
+    for key in ("expected_updates", "expected_examples"):  # a typo would plan that task by another figure, silently
+        for task in config["cost"][key]:
+            if task not in config["tasks"]:
+                raise ConfigError(f"config key cost.{key}.{task}: '{task}' is not defined under tasks")
+    for task, counts in config["cost"]["expected_updates"].items():
         objectives = ["mle", *config["tasks"][task]["objectives"]]
         for objective in counts:
             if objective not in objectives:

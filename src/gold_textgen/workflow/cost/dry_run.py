@@ -34,6 +34,7 @@ class PlannedJob:
     outputs: list[str] = field(default_factory=list)
     after: set[int] = field(default_factory=set)  # jobids this job waits for
     runtime: int | None = None  # the job's runtime request (minutes; SLURM's time limit)
+    priority: int = 0  # the rule's `priority:` (Snakemake starts ready jobs of higher priority first)
 
 
 def parse_jobs(output: str) -> list[PlannedJob]:
@@ -66,6 +67,7 @@ def _job(fields: dict) -> PlannedJob:
         inputs=_items(fields.get("input", "")),
         outputs=_items(fields.get("output", "")),
         runtime=int(resources["runtime"]) if resources.get("runtime", "").isdigit() else None,
+        priority=int(fields.get("priority", 0)),
     )
 
 

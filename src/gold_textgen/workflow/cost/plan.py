@@ -63,9 +63,11 @@ def ancestors(jobs: list[PlannedJob], jobid: int) -> set[int]:
 
 
 def wall_seconds(costs: list[JobCost], slots: int, expected: bool = True, gpus: bool = False) -> float:
-    """Wall time with `slots` parallel slots, jobs started in dependency order, the longest ready job first.
-    Slots are cores (each job takes its threads' worth) or, on a GPU profile (`gpus`), GPUs (a model job
-    takes its GPUs; the others run beside them on CPU nodes)."""
+    """Wall time with `slots` parallel slots, jobs started in dependency order as Snakemake starts them: the
+    ready job of the highest priority first, and among equals the one with the longest chain of work still
+    behind it (Snakemake's next criterion, the size of a job's inputs, puts the jobs that feed the most
+    first too). Slots are cores (each job takes its threads' worth) or, on a GPU profile (`gpus`), GPUs (a
+    model job takes its GPUs; the others run beside them on CPU nodes)."""
     seconds = {cost.job.jobid: cost.estimate.expected if expected else cost.estimate.upper for cost in costs}
     width = {cost.job.jobid: min(slots, cost.gpus if gpus else max(1, cost.threads)) for cost in costs}
     waiting = {cost.job.jobid: set(cost.job.after) & set(seconds) for cost in costs}
@@ -73,11 +75,13 @@ def wall_seconds(costs: list[JobCost], slots: int, expected: bool = True, gpus: 
     for jobid, parents in waiting.items():
         for parent in parents:
             children[parent].append(jobid)
+    behind = chain_seconds(seconds, children)
+    order = {cost.job.jobid: (-cost.job.priority, -behind[cost.job.jobid]) for cost in costs}
     ready = [jobid for jobid, parents in waiting.items() if not parents]
     running: list[tuple[float, int]] = []
     now, free = 0.0, slots
     while ready or running:
-        ready.sort(key=lambda jobid: -seconds[jobid])
+        ready.sort(key=order.__getitem__)
         for jobid in list(ready):
             if width[jobid] <= free:
                 ready.remove(jobid)
@@ -90,6 +94,20 @@ def wall_seconds(costs: list[JobCost], slots: int, expected: bool = True, gpus: 
             if not waiting[child]:
                 ready.append(child)
     return now
+
+
+def chain_seconds(seconds: dict[int, float], children: dict[int, list[int]]) -> dict[int, float]:
+    """Per job, its seconds plus the longest chain of its dependants' seconds after it."""
+    chain: dict[int, float] = {}
+
+    def of(jobid: int) -> float:
+        if jobid not in chain:
+            chain[jobid] = seconds[jobid] + max((of(child) for child in children[jobid]), default=0.0)
+        return chain[jobid]
+
+    for jobid in seconds:
+        of(jobid)
+    return chain
 
 
 @dataclass(frozen=True)

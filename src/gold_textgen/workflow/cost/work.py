@@ -50,13 +50,16 @@ class JobWork:
 
 
 def split_examples(config: dict, task: str, split: str, results: Folders | None = None) -> int:
-    """Examples of one split: the prepared file's lines where the workflow has written it, else what the
-    source says (a synthetic split's size, a sentence split's held-out sizes, the training lines)."""
+    """Examples of one split: the prepared file's lines where the workflow has written it, else the count
+    cost.expected_examples records, else what the source says (a synthetic split's size, a sentence split's
+    held-out sizes, the training lines)."""
     if results is not None:
         prepared = results.store / "data" / task / f"{split}.jsonl"
         if prepared.is_file():
             with open(prepared, "rb") as handle:
                 return sum(1 for _ in handle)
+    if (recorded := config["cost"]["expected_examples"].get(task, {}).get(split)) is not None:
+        return recorded
     source = config["tasks"][task]["source"]
     if source["kind"] == "synthetic":
         return source[f"num_{split}"]
