@@ -11,7 +11,10 @@ words, questions of 12) for NQG++, CNN/DM (16 articles of 400 words, summaries o
 pointer-generator, and both shapes for the transformer. Words are drawn at random (the timing depends on
 the shapes, not on the words). A step is forward, backward and an Adam update; decoding is greedy, every
 output forced to its full length (min length = max length), so that every model emits the same tokens.
-`nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape.
+`nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape; `nqg_real_lengths`: the
+same model on batches whose lengths vary as NQG's do (sources of 10-60 words and questions of 4-21, drawn
+uniformly: NQG's means, 34 and 12, and about the longest of a batch of 32), so that each is padded to its
+longest, as training pads it.
 
 `--before REV` also times the recurrent models' MLE step with the package as it was at commit REV (its
 `src/`, taken with `git archive`) against the working tree's, in child processes that alternate (REV, now
@@ -49,8 +52,9 @@ try:
 except ImportError:  # a --before revision's package, from before the model jobs set it
     reuse_freed_memory = None
 
-SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words
+SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words (or a range of them)
 SHAPES["nqg_real"] = SHAPES["nqg"]  # configs/nqg_real.yaml's scaled NQG++ on NQG's batches
+SHAPES["nqg_real_lengths"] = (32, (10, 60), (4, 21))  # the same on lengths that vary as NQG's do
 FEATURES = ["answer", "case", "pos", "ner"]
 RECURRENT = {
     "nqg": ("NQG++", dict(architecture="nqg_pp", features=FEATURES, dropout=0.5), 20000, 100),
@@ -70,6 +74,7 @@ RECURRENT = {
         100,
     ),
 }
+RECURRENT["nqg_real_lengths"] = RECURRENT["nqg_real"]
 TRANSFORMER = dict(architecture="transformer", d_model=512, encoder_layers=6, decoder_layers=6, attention_heads=4, ffn_dim=1024)
 
 
@@ -78,18 +83,26 @@ def word_tokenizer(words: int, copy_slots: int):
     return train_tokenizer([" ".join(f"w{i}" for i in range(words - 4))], vocab_size=words, copy_slots=copy_slots)
 
 
+def longest(words: int | tuple[int, int]) -> int:
+    return words[1] if isinstance(words, tuple) else words
+
+
 def random_batch(tokenizer, shape: str, vocabulary: int, features: list[str], model, seed: int) -> dict:
     batch_size, source_words, target_words = SHAPES[shape]
     generator = torch.Generator().manual_seed(seed)
+
+    def length(words: int | tuple[int, int]) -> int:
+        return int(torch.randint(words[0], words[1] + 1, (1,), generator=generator)) if isinstance(words, tuple) else words
 
     def text(length: int) -> str:
         return " ".join(f"w{i}" for i in torch.randint(0, vocabulary - 4, (length,), generator=generator).tolist())
 
     records = []
     for index in range(batch_size):
-        tags = {name: [FEATURE_TAGS[name][0]] * source_words for name in features}
-        records.append({"id": index, "source": text(source_words), "target": text(target_words), "token_features": tags})
-    dataset = tokenize_records(records, tokenizer, source_words + 1, target_words + 1, features)
+        source = text(length(source_words))
+        tags = {name: [FEATURE_TAGS[name][0]] * len(source.split()) for name in features}
+        records.append({"id": index, "source": source, "target": text(length(target_words)), "token_features": tags})
+    dataset = tokenize_records(records, tokenizer, longest(source_words) + 1, longest(target_words) + 1, features)
     batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))(list(dataset))
     return {key: value.to(pick_device()) for key, value in batch.items()}
 
@@ -166,14 +179,14 @@ def recurrent_model(shape: str):
     tokenizer = word_tokenizer(words, slots)
     features = settings.get("features", [])
     model = initial_model(defaults("model", kind="scratch", **settings), tokenizer, feature_sizes(features))
-    return label, model, random_batch(tokenizer, shape, words, features, model, 0), SHAPES[shape][2]
+    return label, model, random_batch(tokenizer, shape, words, features, model, 0), longest(SHAPES[shape][2])
 
 
 def transformer_model(shape: str):
     torch.manual_seed(0)
     tokenizer = word_tokenizer(10000, 0)
     model = initial_model(defaults("model", kind="scratch", **TRANSFORMER), tokenizer)
-    return "transformer (IWSLT14 size)", model, random_batch(tokenizer, shape, 10000, [], model, 0), SHAPES[shape][2]
+    return "transformer (IWSLT14 size)", model, random_batch(tokenizer, shape, 10000, [], model, 0), longest(SHAPES[shape][2])
 
 
 def package_at(revision: str, folder: Path) -> Path:
@@ -248,7 +261,8 @@ def main() -> None:
     print(f"device {pick_device()}, torch threads {torch.get_num_threads()}; median of {args.steps} after {args.warmup} warm-up")
     for shape in args.shapes:
         batch_size, source_words, target_words = SHAPES[shape]
-        print(f"\n{shape} shape: batch {batch_size}, sources of {source_words} words, targets of {target_words} (+ EOS)")
+        source, target = ("-".join(map(str, w)) if isinstance(w, tuple) else w for w in (source_words, target_words))
+        print(f"\n{shape} shape: batch {batch_size}, sources of {source} words, targets of {target} (+ EOS)")
         results = []
         for build in (recurrent_model, transformer_model):
             label, model, batch, target_words = build(shape)

@@ -76,6 +76,8 @@ rule fine_tune:
         benchmark_path("fine_tune/{task}/{objective}/seed{seed}.tsv")
     wildcard_constraints:
         objective=r"(?!mle\b)[a-z][a-z0-9_]*",  # every objective but mle
+    # GOLD's runs (a helper model's forward in every update) before the controls: no long run left alone at the end
+    priority: fine_tune_priority
     conda:
         "../envs/gold.yaml"
     threads: requested_threads("fine_tune")

@@ -13,7 +13,7 @@ from gold_textgen.workflow.cost.device_profile import DeviceProfile, shape_key
 from gold_textgen.workflow.cost.dry_run import PlannedJob, parse_jobs
 from gold_textgen.workflow.cost.estimates import Estimate, job_estimate, runtime_minutes, work_seconds
 from gold_textgen.workflow.cost.plan import JobCost, ancestors, report, rows_by_table, wall_seconds
-from gold_textgen.workflow.cost.work import Folders, job_work, split_examples
+from gold_textgen.workflow.cost.work import Folders, job_work, split_examples, start_order
 from gold_textgen.workflow.errors import ConfigError
 from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.schema import validate_config
@@ -195,6 +195,18 @@ def test_the_wall_time_starts_the_highest_priority_then_the_longest_chain_first(
     assert wall_seconds([cost(1, 10), cache, gold, cost(4, 20, [1], priority=5), cost(5, 20, [1], priority=5)], slots=2) == 10 + 51
     (job,) = parse_jobs("rule cache_rewards:\n    output: r.parquet\n    jobid: 7\n    priority: 5\n")
     assert job.priority == 5
+
+
+def test_fine_tuning_runs_that_also_run_other_models_start_first():
+    """rules/train.smk's fine_tune priority: GOLD's runs (pi_tilde's forward in every update, and the MLE
+    model's with online rewards) before the control, all below the reward cache's 5 and MLE's 10."""
+    task = task_config(demo_config(), "demo")
+    assert start_order(task, "mle_continued") == 0
+    assert start_order(task, "gold_s") == start_order(task, "gold_delta") == 1
+    task["fine_tune"]["rewards"] = "online"
+    assert start_order(task, "gold_s") == 2 and start_order(task, "gold_delta") == 1  # GOLD-delta needs no rewards
+    task["objectives"]["on_policy"] = {"loss": "policy_gradient"}
+    assert 1 <= start_order(task, "on_policy") < 5
 
 
 def test_a_table_counts_every_job_it_needs():

@@ -19,6 +19,11 @@ def reward_cache_input(wildcards):
     return []
 
 
+def fine_tune_priority(wildcards):
+    """The longest fine-tuning runs first (gold_textgen/workflow/cost/work.py: start_order)."""
+    return gold_cost_work.start_order(task_settings(wildcards), wildcards.objective)
+
+
 def trained_models(wildcards):
     """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
     return {

@@ -104,6 +104,23 @@ def expected_updates(config: dict, rule: str, task: str, objective: str, results
     return cap, CAP
 
 
+def extra_passes(settings: dict, objective: str) -> tuple[int, bool]:
+    """What a fine-tuning update of `objective` runs besides the policy's forward and backward: the no-grad
+    forwards of helper models (pi_tilde; the frozen MLE model where rewards are online), and whether it also
+    samples from the policy (`settings`: task_config)."""
+    needed = needs(settings["objectives"][objective])
+    rewards_online = settings["fine_tune"].get("rewards") == "online" and "mle_rewards" in needed
+    return int("lagged_policy" in needed) + int(rewards_online), "sampling" in needed
+
+
+def start_order(settings: dict, objective: str) -> int:
+    """A fine-tuning job's Snakemake priority: the runs whose updates do more than the policy's forward and
+    backward (extra_passes) are the longest, and started before the others they leave no long run alone at
+    the end of a run. Below the reward cache's and MLE's (rules/train.smk)."""
+    helpers, sampling = extra_passes(settings, objective)
+    return helpers + int(sampling)
+
+
 def training_work(config: dict, rule: str, task: str, objective: str, expected: bool, results: Folders | None = None) -> JobWork:
     """The work of a train_mle or fine_tune job: every update to the step cap, or (`expected`) the updates
     `expected_updates` finds."""
@@ -112,12 +129,7 @@ def training_work(config: dict, rule: str, task: str, objective: str, expected: 
     updates, bound = expected_updates(config, rule, task, objective, results) if expected else (block["max_steps"], CAP)
     evaluations = updates // block["eval_steps"]
     dev = min(block["eval_max_examples"] or math.inf, split_examples(config, task, "valid", results))
-    helpers, sampling = 0, False
-    if rule == "fine_tune":
-        needed = needs(settings["objectives"][objective])
-        rewards_online = settings["fine_tune"].get("rewards") == "online" and "mle_rewards" in needed
-        helpers = int("lagged_policy" in needed) + int(rewards_online)
-        sampling = "sampling" in needed
+    helpers, sampling = extra_passes(settings, objective) if rule == "fine_tune" else (0, False)
     return JobWork(
         updates=updates,
         fine_tuning=rule == "fine_tune",
