@@ -24,7 +24,7 @@ GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")
 # pointer-generator: 10-20M parameters on one GPU, whose step-by-step decoder makes them slower per token
 # than their size suggests: the paper's CNN/DM epoch took 2 hours on a GTX 1080 Ti, best within 15 epochs).
 # Beside GPUs the threads collate and tokenise batches. The recurrent models take one thread: their step is
-# many small operations, one at a time, so on a CPU two such jobs side by side train 1.5 times as fast as one
+# many small operations, one at a time, so on a CPU two such jobs side by side train 1.8 times as fast as one
 # job on two threads (docs/benchmarks.md), and on a GPU one thread launches the kernels.
 REQUESTS = {
     "small": {
