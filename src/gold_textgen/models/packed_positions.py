@@ -5,7 +5,7 @@ of a batch of 32) almost half of a [B, T] batch is padding. The decoder cell, th
 layer of a padded position compute numbers that every loss masks, so teacher forcing skips them: the rows
 are ordered by length, longest first, and position t runs the rows still going, a prefix of that order
 (pack_padded_sequence's layout, for a decoder whose step is not a single cuDNN kernel). The positions it
-computes are "packed": time-major, the n_t rows of position 0, then the n_1 of position 1, and so on.
+computes are "packed": time-major, the n_0 rows of position 0, then the n_1 of position 1, and so on.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ class PackedPositions:
         else:
             lengths = (decoder_input_ids.ne(pad_token_id) * (positions + 1)).amax(-1).clamp_min(1)
         order = torch.argsort(lengths, descending=True, stable=True)
-        counts = lengths.cpu()
-        active = [int((counts > t).sum()) for t in range(int(counts.max()) if batch else 0)]
+        each = lengths.tolist()
+        active = [sum(length > t for length in each) for t in range(max(each, default=0))]
         rows = torch.cat([order[:count] for count in active]) if active else order[:0]
         steps = torch.cat([positions.new_full((count,), t) for t, count in enumerate(active)]) if active else order[:0]
         flat = rows * width + steps

@@ -250,9 +250,9 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         token-mean NLL (+ the weighted coverage loss) as `loss`. Only the positions a loss reads are
         computed (packed_positions.py; the others get a uniform row, and no coverage loss). Only the
         decoder cell and the attention run step by step; the output layer (readout, copy switch, the
-        vocabulary projection and the copy mixture) runs once over all positions, which is most of a step's
-        arithmetic: one large matrix product instead of one per position, the same numbers as `step` gives
-        position by position."""
+        vocabulary projection and the copy mixture) runs once over all the computed positions, which is most
+        of a step's arithmetic: one large matrix product instead of one per position, the same numbers as
+        `step` gives position by position."""
         features = {
             name: value
             for name, value in (("answer", answer_tags), ("case", case_tags), ("pos", pos_tags), ("ner", ner_tags))

@@ -63,11 +63,12 @@ def ancestors(jobs: list[PlannedJob], jobid: int) -> set[int]:
 
 
 def wall_seconds(costs: list[JobCost], slots: int, expected: bool = True, gpus: bool = False) -> float:
-    """Wall time with `slots` parallel slots, jobs started in dependency order as Snakemake starts them: the
-    ready job of the highest priority first, and among equals the one with the longest chain of work still
-    behind it (Snakemake's next criterion, the size of a job's inputs, puts the jobs that feed the most
-    first too). Slots are cores (each job takes its threads' worth) or, on a GPU profile (`gpus`), GPUs (a
-    model job takes its GPUs; the others run beside them on CPU nodes)."""
+    """Wall time with `slots` parallel slots, jobs started in dependency order: the ready job of the highest
+    priority first, as Snakemake starts them, and among equals the one with the longest chain of work still
+    behind it (Snakemake's scheduler fills the cores among equals in no order a plan can know; the rules'
+    priorities put the long chains first, rules/train.smk). Slots are cores (each job takes its threads'
+    worth) or, on a GPU profile (`gpus`), GPUs (a model job takes its GPUs; the others run beside them on CPU
+    nodes)."""
     seconds = {cost.job.jobid: cost.estimate.expected if expected else cost.estimate.upper for cost in costs}
     width = {cost.job.jobid: min(slots, cost.gpus if gpus else max(1, cost.threads)) for cost in costs}
     waiting = {cost.job.jobid: set(cost.job.after) & set(seconds) for cost in costs}
