@@ -3,6 +3,7 @@ out of date, an edit to a comment or docstring does not; and the digest itself."
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -196,4 +197,33 @@ def test_a_same_size_edit_with_its_time_put_back_is_not_hidden_by_the_digest_cac
         assert code_identity.script_code_version(script) != before
     finally:
         for cached in in_process:
+            cached.cache_clear()
+
+
+def test_the_digest_cache_is_written_once_per_step_and_forgets_deleted_files(tmp_path, monkeypatch):
+    """Planning digests every step's code: the cache file is rewritten once per step's digest (not once per
+    module read, which made each plan rewrite the whole file a hundred times), and holds only files that
+    still exist (a deleted copy of the package leaves nothing behind)."""
+    from gold_textgen.workflow import code_identity
+
+    monkeypatch.setattr(code_identity, "_cache", None)
+    monkeypatch.setattr(code_identity, "_cache_path", None)
+    cache = tmp_path / "digests.json"
+    code_identity.use_cache(cache)
+    copy = package_copy(tmp_path, "objectives/gold.py", "\ndef ", "\nCOPIED = True\n\n\ndef ")
+    writes = []
+    replace = os.replace
+    monkeypatch.setattr(code_identity.os, "replace", lambda source, target: (writes.append(target), replace(source, target)))
+    for cached in (code_identity._file_facts, code_identity.script_code_version):
+        cached.cache_clear()
+    try:
+        code_identity.script_code_version(FINE_TUNE[0], copy, FINE_TUNE[1])
+        assert writes == [cache]
+        assert any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
+        shutil.rmtree(copy)
+        code_identity.script_code_version(MLE[0], package_root(), MLE[1])  # new entries: the file is written again
+        assert len(writes) == 2
+        assert not any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
+    finally:
+        for cached in (code_identity._file_facts, code_identity.script_code_version):
             cached.cache_clear()

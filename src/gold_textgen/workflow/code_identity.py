@@ -109,6 +109,7 @@ def _with_parents(module: str) -> list[str]:
 # user's cache folder, shared by every working directory). Without it every file is read.
 _cache: dict | None = None
 _cache_path: Path | None = None
+_cache_changed = False  # new entries not yet in the file: written once per step's digest, not once per file
 
 
 def default_cache_file() -> Path:
@@ -137,6 +138,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 @functools.cache
 def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozenset[str]]:
     """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
+    global _cache_changed
     key = f"{file.resolve()}|{module}|{root.resolve()}"
     stat = file.stat()
     stamp = list(_stamp(stat))
@@ -146,14 +148,21 @@ def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozen
     source = file.read_text(encoding="utf-8")
     digest = hashlib.sha256(behaviour_text(source).encode()).hexdigest()
     imports = frozenset(imported_modules(source, module, file if module else None, root))
-    if _cache is not None and _cache_path is not None:
+    if _cache is not None:
         _cache[key] = {"stamp": stamp, "digest": digest, "imports": sorted(imports)}
-        _save_cache()
+        _cache_changed = True
     return digest, imports
 
 
 def _save_cache() -> None:
-    """Replace the cache file (no fsync: a cache lost in a crash is rebuilt; a damaged one is ignored)."""
+    """Replace the cache file with the entries of the files that still exist (a package copy that was deleted
+    leaves none behind), when there is something new (no fsync: a cache lost in a crash is rebuilt; a damaged
+    one is ignored)."""
+    global _cache_changed
+    if not _cache_changed or _cache is None or _cache_path is None:
+        return
+    for key in [key for key in _cache if not os.path.exists(key.split("|", 1)[0])]:
+        del _cache[key]
     partial = _cache_path.with_name(f".{_cache_path.name}.{os.getpid()}.tmp")
     try:
         _cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +170,7 @@ def _save_cache() -> None:
         os.replace(partial, _cache_path)
     except OSError:  # a read-only home: the digests are worked out each time instead
         pass
+    _cache_changed = False
 
 
 def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
@@ -228,6 +238,7 @@ def script_code_version(
     digest = hashlib.sha256(script_digest.encode())
     for module in modules:
         digest.update(b"\0" + module.encode() + b"\0" + _module_digest(module, root, rows).encode())
+    _save_cache()
     return digest.hexdigest()[:16]
 
 
