@@ -15,8 +15,9 @@ from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
+from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.checkpoint_state import LaggedPolicySync
-from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer, token_logprobs
+from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
@@ -134,7 +135,7 @@ def test_delta_objective_weights_tokens_by_lagged_probability(setup, tmp_path):
     model.eval()  # no dropout anyway; compare against a hand computation
     inputs = {k: v for k, v in batch.items() if k != "labels"}
     with torch.no_grad():
-        logprobs = token_logprobs(model, inputs, batch["labels"])
+        logprobs = reference_logprobs(torch.log_softmax(model(**inputs).logits, dim=-1), batch["labels"])
         mask = batch["labels"].ne(-100)
         expected = -(logprobs.exp() * logprobs)[mask].sum() / mask.sum()
         model.train()

@@ -109,7 +109,7 @@ def package_copy(tmp_path: Path, module: str, old: str, new: str) -> Path:
         ("edit another loss's file", "objectives/entropy_weighting.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
         ("edit its own row", CATALOG, "gem: cross-entropy against", "gem: (edited) cross-entropy against"),
         ("edit its own loss's file", "objectives/gem.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
-        ("edit shared training code", "training/fine_tune_trainer.py", "\ndef ", "\nEDITED = True\n\n\ndef "),
+        ("edit shared training code", "training/fine_tune_trainer.py", "\nclass ", "\nEDITED = True\n\n\nclass "),
     ],
 )
 def test_a_fine_tuning_jobs_identity_holds_its_own_losss_row_and_file_and_the_shared_code(tmp_path, edit, module, old, new):

@@ -53,9 +53,11 @@ from .recurrent_teacher_forcing import PackedTeacherForcing
 @dataclass
 class CopySeq2SeqOutput(Seq2SeqLMOutput):
     """Seq2SeqLMOutput whose `logits` are log-probabilities over the extended vocabulary, plus the coverage
-    loss of every decoder step [B, T] (pointer-generator with coverage; None otherwise)."""
+    loss of every decoder step [B, T] (pointer-generator with coverage; None otherwise) and, when the call
+    had labels, their log-probabilities [B, T] (0 where a label is -100)."""
 
     coverage_losses: torch.FloatTensor | None = None
+    label_log_likelihoods: torch.FloatTensor | None = None
 
 
 class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel, GenerationMixin):
@@ -63,6 +65,9 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
     base_model_prefix = "recurrent"
     main_input_name = "input_ids"
     _tied_weights_keys: ClassVar[dict[str, str]] = {"output_projection.weight": "embeddings.weight"}
+    # Called with labels, the output carries their log-probabilities (`label_log_likelihoods`), worked out
+    # without the [B, T, V] table or its gradient: what a fine-tuning loss reads of the reference tokens.
+    returns_label_log_likelihoods = True
 
     def __init__(self, config: RecurrentSeq2SeqConfig):
         super().__init__(config)
@@ -269,11 +274,12 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         distribution = self.output_distribution(reads, *source, positions)
         logits = positions.unpack(distribution.log_probs(), uniform_log_probability(self.config.output_size))
         coverage_losses = positions.unpack(coverage) if coverage is not None else None
-        loss = None
+        loss = label_log_likelihoods = None
         if labels is not None:  # from the targets' log-likelihoods alone: no gradient through the [B, T, V] table
             token_log_likelihoods = positions.unpack(distribution.log_likelihood(positions.take(labels)))
             loss = self.teacher_forced_loss(token_log_likelihoods, labels, coverage_losses)
-        return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses)
+            label_log_likelihoods = token_log_likelihoods.masked_fill(labels.eq(-100), 0.0)
+        return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses, label_log_likelihoods=label_log_likelihoods)
 
     # -- search --------------------------------------------------------------------------------------
     @torch.no_grad()

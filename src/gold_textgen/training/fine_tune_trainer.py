@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 
 import torch
-from transformers import PreTrainedModel, Seq2SeqTrainer
+from transformers import Seq2SeqTrainer
 
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.table import TokenBatch
@@ -32,6 +32,7 @@ from ..objectives.weighted_nll import reference_logprobs
 from .checkpoint_loading import KnownMissingKeys
 from .dropout_state import without_dropout
 from .helper_models import HelperModels
+from .label_logprobs import policy_token_batch, with_labels_if_read_cheaply
 from .objective_loss import objective_terms
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
@@ -40,11 +41,6 @@ from .token_statistics import TokenStatistics
 log = logging.getLogger(__name__)
 LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_c", "tokens", "reward_sum", "baseline_sum", "samples")
 REWARD_FIELD = "reward_logprobs"
-
-
-def token_logprobs(model: PreTrainedModel, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
-    """log p(y_t | y_<t, x) of each reference token under `model`, [B, T] (0 at padding)."""
-    return reference_logprobs(torch.log_softmax(model(**inputs).logits.float(), dim=-1), labels)
 
 
 class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
@@ -79,11 +75,12 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
             return self.policy_gradient_loss(model, inputs, return_outputs)
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
+        forward_inputs = with_labels_if_read_cheaply(self.accelerator.unwrap_model(model), model_inputs, labels)
         if self.objective.policy_dropout:
-            outputs = model(**model_inputs)
+            outputs = model(**forward_inputs)
         else:  # compared with a frozen model in eval mode, as the loss's reference does (dropout_state.py)
             with without_dropout(model):
-                outputs = model(**model_inputs)
+                outputs = model(**forward_inputs)
         batch = self.token_batch(model_inputs, labels, outputs, cached)
         objective = objective_terms(batch, labels, self.objective, self.helpers)
         normaliser = num_items_in_batch if num_items_in_batch is not None else objective.parts.num_tokens
@@ -91,14 +88,13 @@ class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, Epoch
         if self.args.average_tokens_across_devices and num_items_in_batch is not None:
             loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
         self._track(objective.parts, objective.weights, objective.returns, objective.terms, batch.mask)
-        self.record_tokens(batch.logprobs, labels)
+        self.record_tokens(outputs.logits, labels, normalise=True)
         return (loss, outputs) if return_outputs else loss
 
     def token_batch(self, model_inputs: dict, labels: torch.Tensor, outputs, cached: torch.Tensor | None) -> TokenBatch:
         """What the objective reads of this batch: the policy's log-probabilities, and those of the helper
         models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
-        logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
-        batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
+        batch = policy_token_batch(outputs, labels)
         # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
         # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
         with self.accelerator.autocast():

@@ -32,7 +32,6 @@ from transformers.initialization import no_init_weights
 from ..models.lora import peft_model_in
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.table import TokenBatch
-from ..objectives.weighted_nll import reference_logprobs
 from ..workflow.objective_catalog import NEEDS
 from .checkpoint_state import (
     BASELINE_STATE_FILE,
@@ -43,6 +42,7 @@ from .checkpoint_state import (
     WeightsInCheckpoints,
 )
 from .dropout_state import without_dropout
+from .label_logprobs import helper_reference_logprobs
 from .objective_settings import ObjectiveSettings
 
 log = logging.getLogger(__name__)
@@ -259,13 +259,13 @@ class HelperModels:
 
         with torch.no_grad():
             if settings.uses_lagged_policy:
-                batch.lagged = reference_logprobs(logprobs(self.lagged), labels)
+                batch.lagged = helper_reference_logprobs(self.lagged, inputs, labels, logprobs)
             if settings.uses_rewards and settings.rewards == "cached":
                 if cached is None:
                     raise ValueError("cached rewards requested but the batch carries none: attach the reward cache to the training set")
                 batch.mle = cached
             elif settings.uses_rewards:
-                batch.mle = reference_logprobs(logprobs(self.frozen), labels)
+                batch.mle = helper_reference_logprobs(self.frozen, inputs, labels, logprobs)
             if settings.uses_anchor:
                 batch.anchor = logprobs(self.frozen)
 

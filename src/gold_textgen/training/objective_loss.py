@@ -12,7 +12,7 @@ import torch
 
 from ..objectives.gold import after_eos_term, delta_returns, per_token_rewards, windowed_returns
 from ..objectives.table import LOSSES, TokenBatch
-from ..objectives.weighted_nll import LossParts, weighted_nll
+from ..objectives.weighted_nll import LossParts, weighted_reference_nll
 from .objective_settings import ObjectiveSettings
 
 
@@ -37,7 +37,9 @@ def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: Objective
         returns = windowed_returns(terms, batch.mask, settings.horizon, settings.gamma, past_eos)
     else:
         returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
-    parts = weighted_nll(batch.logprobs, labels, weights, returns, settings.label_smoothing)
+    # the NLL from the reference tokens' log-probs; the whole distribution only for label smoothing
+    smoothing = settings.label_smoothing
+    parts = weighted_reference_nll(batch.reference, labels, weights, returns, smoothing, lambda: -batch.logprobs.mean(dim=-1))
     if entry.extra is None:
         return ObjectiveTerms(parts.loss_sum, parts, weights, returns, terms)
     # the extra term is part of the loss that label smoothing scales, as the weighted NLL is: (1 - eps) x loss + eps x smoothing
