@@ -200,14 +200,15 @@ def test_a_same_size_edit_with_its_time_put_back_is_not_hidden_by_the_digest_cac
             cached.cache_clear()
 
 
-def test_the_digest_cache_is_written_once_per_step_and_forgets_deleted_files(tmp_path, monkeypatch):
-    """Planning digests every step's code: the cache file is rewritten once per step's digest (not once per
-    module read, which made each plan rewrite the whole file a hundred times), and holds only files that
-    still exist (a deleted copy of the package leaves nothing behind)."""
+def test_the_digest_cache_is_written_once_at_exit_and_forgets_deleted_files(tmp_path, monkeypatch):
+    """Planning digests every step's code: the cache file is written once, when the process ends (it was
+    rewritten for every module read, a hundred times per plan), and holds only files that still exist (a
+    deleted copy of the package leaves nothing behind)."""
     from gold_textgen.workflow import code_identity
 
     monkeypatch.setattr(code_identity, "_cache", None)
     monkeypatch.setattr(code_identity, "_cache_path", None)
+    monkeypatch.setattr(code_identity.atexit, "register", lambda function: None)  # this process's exit is pytest's
     cache = tmp_path / "digests.json"
     code_identity.use_cache(cache)
     copy = package_copy(tmp_path, "objectives/gold.py", "\ndef ", "\nCOPIED = True\n\n\ndef ")
@@ -218,12 +219,28 @@ def test_the_digest_cache_is_written_once_per_step_and_forgets_deleted_files(tmp
         cached.cache_clear()
     try:
         code_identity.script_code_version(FINE_TUNE[0], copy, FINE_TUNE[1])
+        code_identity.script_code_version(MLE[0], copy, MLE[1])
+        assert writes == []
+        code_identity._save_cache()  # what the process runs at its exit
+        assert writes == [cache] and any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
+        code_identity._save_cache()  # nothing new: not written again
         assert writes == [cache]
-        assert any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
         shutil.rmtree(copy)
-        code_identity.script_code_version(MLE[0], package_root(), MLE[1])  # new entries: the file is written again
-        assert len(writes) == 2
-        assert not any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
+        code_identity.script_code_version(MLE[0], package_root(), MLE[1])
+        code_identity._save_cache()
+        assert len(writes) == 2 and not any(key.startswith(str(copy)) for key in json.loads(cache.read_text()))
     finally:
         for cached in (code_identity._file_facts, code_identity.script_code_version):
             cached.cache_clear()
+
+
+def test_a_process_that_digests_code_leaves_the_cache_file_at_its_exit(tmp_path):
+    cache = tmp_path / "digests.json"
+    script = f"""
+from pathlib import Path
+from gold_textgen.workflow import code_identity
+code_identity.use_cache({str(cache)!r})
+code_identity.script_code_version(Path({str(MLE[0])!r}), None, {MLE[1]!r})
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert any("training/mle.py" in key for key in json.loads(cache.read_text()))

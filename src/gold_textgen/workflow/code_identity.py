@@ -20,6 +20,7 @@ the package or the checkout lies, so a copied results folder keeps its identity.
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import hashlib
 import io
@@ -109,7 +110,7 @@ def _with_parents(module: str) -> list[str]:
 # user's cache folder, shared by every working directory). Without it every file is read.
 _cache: dict | None = None
 _cache_path: Path | None = None
-_cache_changed = False  # new entries not yet in the file: written once per step's digest, not once per file
+_cache_changed = False  # new entries not yet in the file (written at exit)
 
 
 def default_cache_file() -> Path:
@@ -119,8 +120,11 @@ def default_cache_file() -> Path:
 
 
 def use_cache(path: str | Path) -> None:
-    """Keep the files' digests in `path` between processes (a JSON file, rewritten when it grows)."""
+    """Keep the files' digests in `path` between processes (a JSON file, rewritten at the process's exit
+    when it grew: a plan digests every step's code, and one write of the file is enough)."""
     global _cache, _cache_path
+    if _cache_path is None:
+        atexit.register(_save_cache)
     _cache_path = Path(path)
     try:
         _cache = json.loads(_cache_path.read_text(encoding="utf-8"))
@@ -238,7 +242,6 @@ def script_code_version(
     digest = hashlib.sha256(script_digest.encode())
     for module in modules:
         digest.update(b"\0" + module.encode() + b"\0" + _module_digest(module, root, rows).encode())
-    _save_cache()
     return digest.hexdigest()[:16]
 
 
