@@ -1,7 +1,9 @@
 """Opening the HTML report in a real headless browser (Debian's chromium and chromedriver, driven by
 selenium) the way a reader would: every category and subcategory, every result's view. Each step waits for
 what it needs to see (a link to click, an image decoded, a table in its frame), never a fixed pause: the
-report renders a click at once, and only images and frames load after it."""
+report renders a click at once, and only images and frames load after it. A group's results are listed in
+the side bar beside the result shown, so each is opened from the same page, waiting for its own view (an
+image or frame other than the last one's)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,13 @@ CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 # Headless, and none of Chromium's background connections (this machine has no network).
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--disable-sync")
 FLAGS += ("--disable-background-networking", "--disable-component-update", "--window-size=1400,1000")
+# The largest decoded image on show whose source is not arguments[0]: one round trip per look, where
+# selenium's is_displayed and get_attribute take one each per image.
+LARGEST_IMAGE = """
+const shown = [...document.images].filter(i => i.offsetParent !== null && i.complete && i.naturalWidth > 100 && i.src !== arguments[0]);
+shown.sort((a, b) => b.naturalWidth - a.naturalWidth);
+return shown.length ? {src: shown[0].src, width: shown[0].naturalWidth, height: shown[0].naturalHeight} : null;
+"""
 
 
 @dataclass
@@ -56,16 +65,37 @@ def browse_report(report: Path, screenshots: Path, timeout: float = 10) -> Visit
             assert element is not None, f"the report shows no link {link!r} after {' > '.join(links)}"
             element.click()
 
-    def largest_image():
-        images = [i for i in driver.find_elements(By.TAG_NAME, "img") if i.is_displayed()]
-        largest = max(images, key=lambda i: int(i.get_attribute("naturalWidth") or 0), default=None)
-        return largest if largest is not None and int(largest.get_attribute("naturalWidth") or 0) > 100 else None
+    def shown_image(previous: str | None) -> dict | None:
+        """The largest image in view, decoded, other than `previous` (by source): its size."""
+        return driver.execute_script(LARGEST_IMAGE, previous)
 
-    def shown_frame():
-        return next((f for f in driver.find_elements(By.TAG_NAME, "iframe") if f.is_displayed()), None)
+    def shown_frame(previous: str | None):
+        frames = [f for f in driver.find_elements(By.TAG_NAME, "iframe") if f.is_displayed()]
+        return next((f for f in frames if f.get_attribute("src") != previous), None)
 
     def result_rows() -> list[str]:
         return [cell.text for cell in driver.find_elements(By.XPATH, "//tr[.//a[@iconname='eye']]/td[1]")]
+
+    def view_each(files: list[str]) -> None:
+        """Open each result of the group in view (its list stays in the side bar) and record what it shows."""
+        previous = None  # the source of the last result's image or frame
+        for name in files:
+            row = driver.find_element(By.XPATH, f"//tr[td[1][text()='{name}']]")
+            row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()
+            image = until(lambda _, seen=previous: shown_image(seen)) if name.endswith(".png") else None
+            if image is not None:
+                visit.shown[name] = f"image {image['width']}x{image['height']}"
+                previous = image["src"]
+            elif name.endswith(".html"):
+                frame = until(lambda _, seen=previous: shown_frame(seen))
+                if frame is not None:
+                    previous = frame.get_attribute("src")
+                    driver.switch_to.frame(frame)
+                    rows = len(until(lambda _: driver.find_elements(By.XPATH, "//table//tr[td]")) or [])
+                    text = driver.find_element(By.TAG_NAME, "body").text
+                    driver.switch_to.default_content()
+                    visit.shown[name] = f"table of {rows} rows: {text}"
+            driver.save_screenshot(str(screenshots / (name.replace("/", "_") + ".png")))
 
     try:
         open_path()
@@ -74,29 +104,14 @@ def browse_report(report: Path, screenshots: Path, timeout: float = 10) -> Visit
         for category in categories:
             open_path(category)
             rows = result_rows()
-            groups = [((category,), rows)] if rows else []
-            if not rows:  # a category of subcategories (e.g. one per task)
-                names = [a.text for a in driver.find_elements(By.TAG_NAME, "a") if a.text and a.text not in ("Results", category)]
-                for name in names:
-                    open_path(category, name)
-                    groups.append(((category, name), result_rows()))
-            for path, files in groups:
-                for name in files:
-                    open_path(*path)
-                    row = driver.find_element(By.XPATH, f"//tr[td[1][text()='{name}']]")
-                    row.find_element(By.CSS_SELECTOR, "a[iconname='eye']").click()
-                    largest = until(lambda _: largest_image()) if name.endswith(".png") else None
-                    if largest is not None:
-                        visit.shown[name] = f"image {largest.get_attribute('naturalWidth')}x{largest.get_attribute('naturalHeight')}"
-                    elif name.endswith(".html"):
-                        frame = until(lambda _: shown_frame())
-                        if frame is not None:
-                            driver.switch_to.frame(frame)
-                            rows = len(until(lambda _: driver.find_elements(By.XPATH, "//table//tr[td]")) or [])
-                            text = driver.find_element(By.TAG_NAME, "body").text
-                            driver.switch_to.default_content()
-                            visit.shown[name] = f"table of {rows} rows: {text}"
-                    driver.save_screenshot(str(screenshots / (name.replace("/", "_") + ".png")))
+            if rows:
+                view_each(rows)
+                continue
+            # a category of subcategories (e.g. one per task)
+            names = [a.text for a in driver.find_elements(By.TAG_NAME, "a") if a.text and a.text not in ("Results", category)]
+            for name in names:
+                open_path(category, name)
+                view_each(result_rows())
         visit.console_errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
     finally:
         driver.quit()
