@@ -23,17 +23,12 @@ $(BIN)/python:
 
 # pip byte-compiles what it installs on one core; compileall does it on every core afterwards (the .pyc files
 # every job's imports read), leaving out the packages' own test suites (`test/` and `tests/` folders: a third
-# of the work, never imported). torch is compiled on the core pip leaves idle while it installs the rest. A
-# few files that packages ship for other Python versions do not compile, as under pip, so compileall's exit
-# status is not the install's: an uncompiled module still imports, only slower.
-COMPILE := $(BIN)/python -m compileall -q -x '/tests?/'
-PURELIB = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# of the work, never imported). A few files that packages ship for other Python versions do not compile, as
+# under pip, so its exit status is not the install's: an uncompiled module still imports, only slower.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet --no-compile "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(COMPILE) -j1 "$(PURELIB)/torch" > /dev/null & compiling=$$!; \
-	$(BIN)/pip install --quiet --no-compile -e ".[dev,slurm]"; installed=$$?; \
-	wait $$compiling; exit $$installed
-	$(COMPILE) -j0 "$(PURELIB)" > /dev/null || true
+	$(BIN)/pip install --quiet --no-compile -e ".[dev,slurm]"
+	$(BIN)/python -m compileall -q -j0 -x '/tests?/' "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
 	touch $@
 
 setup: $(VENV)/.installed  ## create .venv with the project and its tools
