@@ -1,28 +1,37 @@
 """Fine-tuning reads the recurrent copy models' reference-token log-probabilities from their output layer's
 rows at the labels (training/label_logprobs.py) instead of a log-softmax over the [B, T, V] table: the same
 loss and gradients, to float tolerance, as the table path, for GOLD-s (the lagged policy and the rewards
-included), for the control and with label smoothing (which reads the table), train mode with dropout."""
+included), for the control and with label smoothing (which reads the table), train mode with dropout; and
+through FineTuneTrainer.compute_loss, whose helpers are copies of the policy."""
 
 import pytest
 import torch
 from settings import objective_settings
+from test_gold_trainer import make_trainer
 from test_recurrent_teacher_forcing import assert_same_gradients, gradients, setup
 
+from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.objectives.table import TokenBatch
 from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nll, weighted_reference_nll
+from gold_textgen.training.helper_models import model_from_weights
 from gold_textgen.training.label_logprobs import helper_reference_logprobs, policy_token_batch, with_labels_if_read_cheaply
 from gold_textgen.training.objective_loss import objective_terms
 
 
-def table_path_loss(model, inputs, labels, settings, lagged, mle):
-    """The loss as fine-tuning computed it from the log-softmax of the whole table."""
-    from gold_textgen.objectives.table import TokenBatch
-
-    logprobs = torch.log_softmax(model(**inputs).logits.float(), dim=-1)
+def table_path_loss(model, inputs, labels, settings, lagged, mle, outputs=None):
+    """The loss sum as fine-tuning computed it from the log-softmax of the whole table (of `outputs`, the
+    policy's on `inputs` unless given)."""
+    logits = (outputs if outputs is not None else model(**inputs)).logits
+    logprobs = torch.log_softmax(logits.float(), dim=-1)
     batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100), lagged=lagged, mle=mle)
     terms = objective_terms(batch, labels, settings, state=None)
     weighted = weighted_nll(batch.logprobs, labels, terms.weights, terms.returns, settings.label_smoothing)
     extra = terms.loss_sum - terms.parts.loss_sum
     return weighted.loss_sum + extra
+
+
+def table_logprobs(model, inputs: dict, labels: torch.Tensor) -> torch.Tensor:
+    return reference_logprobs(torch.log_softmax(model(**inputs).logits, -1), labels)
 
 
 def label_path_loss(model, inputs, labels, settings, lagged, mle):
@@ -46,7 +55,7 @@ def test_the_labels_log_probs_train_as_the_table_did(architecture, objective):
     with torch.no_grad():  # the helpers' log-probs of the references: pi_tilde and p_MLE, read by the label path
         lagged = helper_reference_logprobs(model.eval(), inputs, labels, lambda m: torch.log_softmax(m(**inputs).logits, -1))
         mle = (lagged - 0.3).clamp_max(0)
-        table = reference_logprobs(torch.log_softmax(model(**inputs).logits, -1), labels)
+        table = table_logprobs(model, inputs, labels)
     assert torch.allclose(lagged, table, atol=1e-6)
     model.train()
     torch.manual_seed(3)
@@ -56,6 +65,29 @@ def test_the_labels_log_probs_train_as_the_table_did(architecture, objective):
     after = label_path_loss(model, inputs, labels, settings, lagged, mle)
     assert after.item() == pytest.approx(before.item(), rel=1e-5)
     assert_same_gradients(gradients(after, model), table_gradients)
+
+
+@pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
+def test_the_trainers_gold_s_loss_is_the_tables(architecture, tmp_path):
+    """FineTuneTrainer.compute_loss (the policy called with its labels, pi_tilde and online p_MLE from copies of
+    it, the coverage term): GOLD-s's loss and gradients as the table path gives them."""
+    model, batch = setup(architecture)
+    settings = objective_settings(loss="gold", reward="s", rewards="online")
+    words = train_tokenizer(["a b c d e"], copy_slots=3)  # setup's words
+    trainer = make_trainer(tmp_path, model, words, settings, frozen_model=model_from_weights(model))
+    labels = batch["labels"]
+    inputs = {key: value for key, value in batch.items() if key != "labels"}
+    model.train()
+    through_trainer = trainer.compute_loss(model, dict(batch))
+    trainer_gradients = gradients(through_trainer, model)
+    with torch.no_grad():
+        lagged, mle = (table_logprobs(helper, inputs, labels) for helper in (trainer.helpers.lagged, trainer.helpers.frozen))
+    outputs = model(**inputs)
+    mask = labels.ne(-100)
+    loss_sum = table_path_loss(model, inputs, labels, settings, lagged, mle, outputs)
+    expected = (loss_sum + model.coverage_term(outputs.coverage_losses, mask)) / mask.sum()
+    assert through_trainer.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert_same_gradients(trainer_gradients, gradients(expected, model))
 
 
 def test_the_weighted_nll_from_the_reference_log_probs_is_the_tables():
