@@ -20,6 +20,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 import yaml
+from dry_run_in_process import dry_run_in_process
 from filelock import FileLock
 from settings import demo_spec
 
@@ -83,10 +84,15 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the project's workflow in `workdir` (outputs land there); every call has a hard timeout (the
     process is killed, not asked to stop: Snakemake waiting on cluster jobs may ignore SIGTERM). `env`
-    adds variables to the environment, or removes those given as None."""
+    adds variables to the environment, or removes those given as None. A dry run (`-n`) runs in this
+    process (tests/dry_run_in_process.py), unless `env` sets PYTHONPATH (another copy of the package)."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=driver_environment({**offline, **(env or {})}))
+    environment = driver_environment({**offline, **(env or {})})
+    if "-n" in args and "PYTHONPATH" not in (env or {}):
+        result = dry_run_in_process(command, environment, timeout)
+    else:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result

@@ -8,7 +8,6 @@ import hashlib
 import json
 import re
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -123,11 +122,8 @@ def _experiment_of(configs: tuple[str, ...]) -> dict:
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory):
-    """Every shipped experiment's dry run, two at a time (each is a Snakemake process of its own)."""
-    folders = [tmp_path_factory.mktemp("plan") for _ in SHIPPED]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(planned, SHIPPED, folders))
-    return {tuple(configs): result for configs, result in zip(SHIPPED, results, strict=True)}
+    """Every shipped experiment's dry run, one after the other (in this process: conftest.run_snakemake)."""
+    return {tuple(configs): planned(configs, tmp_path_factory.mktemp("plan")) for configs in SHIPPED}
 
 
 @pytest.mark.workflow
