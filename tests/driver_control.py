@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -27,6 +28,14 @@ def long_mle_config(folder: Path, max_steps: int = 120, eval_steps: int = 20) ->
     path = folder / "config.yaml"
     path.write_text(yaml.safe_dump(settings))
     return path
+
+
+def with_prepared_data(reference: Path, workdir: Path) -> Path:
+    """`workdir` holding a finished run's data, tokenizer and Snakemake records but no model: the driver
+    started there runs the training job alone (the data jobs are not what these tests stop)."""
+    kept = shutil.ignore_patterns("models", "checkpoints", "runs", "train_mle", "locks", "incomplete")
+    shutil.copytree(reference, workdir, symlinks=True, ignore=kept)
+    return workdir
 
 
 def start_driver(workdir: Path, config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:

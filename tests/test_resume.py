@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 from pathlib import Path
 
 import pytest
 from conftest import run_snakemake
-from driver_control import CHECKPOINTS, MODEL, long_mle_config, start_driver, training_processes, wait_for_checkpoint, wait_until_gone
+from driver_control import (
+    CHECKPOINTS,
+    MODEL,
+    long_mle_config,
+    start_driver,
+    training_processes,
+    wait_for_checkpoint,
+    wait_until_gone,
+    with_prepared_data,
+)
 
 from gold_textgen.training.checkpoints import FINGERPRINT_FILE
 
@@ -21,14 +29,6 @@ pytestmark = pytest.mark.workflow
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> Path:
     return long_mle_config(tmp_path_factory.mktemp("resume"))
-
-
-def with_prepared_data(reference: Path, workdir: Path) -> Path:
-    """`workdir` holding the reference run's data, tokenizer and Snakemake records but no model: the
-    driver started there runs the training job alone (the data jobs are not what these tests stop)."""
-    kept = shutil.ignore_patterns("models", "checkpoints", "runs", "train_mle", "locks", "incomplete")
-    shutil.copytree(reference, workdir, symlinks=True, ignore=kept)
-    return workdir
 
 
 def kill_after_checkpoint(workdir: Path, config: Path, step: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, run_snakemake
-from driver_control import MODEL, long_mle_config, start_driver, wait_for_checkpoint, wait_until_gone
+from driver_control import MODEL, long_mle_config, start_driver, wait_for_checkpoint, wait_until_gone, with_prepared_data
 from slurm_cluster import cancel_jobs_in, cluster_profile, jobs_in, require_cluster
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
@@ -125,16 +125,22 @@ def test_slurm_results_equal_a_local_run(slurm_run, tiny_run):
         assert (slurm_run / weights).read_bytes() == (tiny_run / weights).read_bytes()
 
 
-def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(cluster, tmp_path):
+def slurm_job_ids(workdir: Path) -> dict[str, list[str]]:
+    return {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
+
+
+def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(slurm_run, tmp_path):
     """docs/guide/running.md, "Stopping a run": Ctrl-C to a driver that submits to SLURM cancels the jobs it submitted
-    (none is left running unwatched); the next run redoes only the cancelled job, from its checkpoint."""
+    (none is left running unwatched); the next run redoes only the cancelled job, from its checkpoint. It
+    starts from the SLURM run's data and tokenizer (their jobs are not what it stops)."""
     config = long_mle_config(tmp_path)
     profile = str(cluster_profile(tmp_path))
-    workdir = tmp_path / "run"
+    workdir = with_prepared_data(slurm_run, tmp_path / "run")
+    prepared = slurm_job_ids(workdir)
     driver = start_driver(workdir, config, "--profile", profile, env={"CUDA_VISIBLE_DEVICES": ""})
     try:
         wait_for_checkpoint(driver, workdir, step=40)
-        before = {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
+        before = slurm_job_ids(workdir)
         os.killpg(driver.pid, signal.SIGINT)
         assert wait_until_gone(driver.pid, timeout=120), "the driver did not exit after Ctrl-C"
         deadline = time.monotonic() + 60
@@ -147,7 +153,7 @@ def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(
         cancel_jobs_in(workdir)
     provenance = json.loads((workdir / MODEL / "provenance.json").read_text())
     assert provenance["resumed_from"].startswith("checkpoint-") and provenance["global_step"] == 120
-    after = {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
-    for rule in ("prepare_dataset", "train_tokenizer"):  # finished before the stop: not run again
-        assert after[rule] == before[rule]
+    after = slurm_job_ids(workdir)
+    for rule in ("prepare_dataset", "train_tokenizer"):  # the SLURM run's jobs: run neither before the stop nor after
+        assert after[rule] == before[rule] == prepared[rule]
     assert len(after["train_mle"]) == 1 and after["train_mle"] != before["train_mle"]  # one new job, which resumed
