@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
+from conftest import REPO, SNAKEMAKE, driver_environment, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 # The default experiment: one task, MLE, the control and three GOLD objectives, two seeds (10 models); each model has one
@@ -116,3 +116,23 @@ def test_the_slurm_profile_by_name_plans_from_the_project_root():
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert job_counts(result.stdout)["train_mle"] >= 1
+
+
+def test_a_dry_run_in_the_tests_process_says_what_a_snakemake_process_says(tmp_path):
+    """The tests' dry runs run in their own process (conftest.run_snakemake, tests/dry_run_in_process.py):
+    the same job table and exit status as a `snakemake` process, for a plan and for a config error, run
+    after run; the test's folder and environment are put back."""
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text("tasks:\n  demo:\n    mle:\n      learning_rate: .nan\n")
+    folder, environment = os.getcwd(), dict(os.environ)
+    for arguments in (["--quiet", "rules", "--configfile", str(REPO / "configs" / "smoke.yaml")], ["--configfile", str(overlay)]):
+        command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path), "-n", *arguments]
+        alone = subprocess.run(command, capture_output=True, text=True, timeout=300, env=driver_environment({"HF_HUB_OFFLINE": "1"}))
+        for _ in range(2):
+            here = run_snakemake(tmp_path, "-n", *arguments, check=False)
+            assert here.returncode == alone.returncode
+            assert job_counts(here.stdout) == job_counts(alone.stdout)
+            assert here.stderr == alone.stderr and here.stdout.splitlines()[-3:] == alone.stdout.splitlines()[-3:]
+        assert os.getcwd() == folder and dict(os.environ) == environment
+    assert alone.returncode == 1 and "nan is not a finite number" in alone.stdout  # the second: the config error
+    assert job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules").stdout) == EXPECTED_JOBS  # the default config again
