@@ -20,9 +20,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 import yaml
-from dry_run_in_process import dry_run_in_process
 from filelock import FileLock
 from settings import demo_spec
+from snakemake_in_process import snakemake_in_process
 
 from gold_textgen.cli.cost import cost_report
 from gold_textgen.data.demo_task import generate_split
@@ -84,13 +84,14 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the project's workflow in `workdir` (outputs land there); every call has a hard timeout (the
     process is killed, not asked to stop: Snakemake waiting on cluster jobs may ignore SIGTERM). `env`
-    adds variables to the environment, or removes those given as None. A dry run (`-n`) runs in this
-    process (tests/dry_run_in_process.py), unless `env` sets PYTHONPATH (another copy of the package)."""
+    adds variables to the environment, or removes those given as None. What starts no job (a dry run,
+    `-n`, or a report, `--report`) runs in this process (tests/snakemake_in_process.py), unless `env` sets
+    PYTHONPATH (another copy of the package)."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     environment = driver_environment({**offline, **(env or {})})
-    if "-n" in args and "PYTHONPATH" not in (env or {}):
-        result = dry_run_in_process(command, environment, timeout)
+    if {"-n", "--report"} & set(args) and "PYTHONPATH" not in (env or {}):
+        result = snakemake_in_process(command, environment, timeout)
     else:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
     if check and result.returncode != 0:

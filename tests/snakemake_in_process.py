@@ -1,5 +1,6 @@
-"""A Snakemake dry run in the test's own process: Snakemake's command-line entry point with the arguments a
-`snakemake` process would get, its output captured, the process's state put back afterwards.
+"""Snakemake in the test's own process, for what starts no job (a dry run, a report): Snakemake's
+command-line entry point with the arguments a `snakemake` process would get, its output captured, the
+process's state put back afterwards.
 
 Why: a dry run of the smoke experiment takes about 0.3 s of CPU once Snakemake and the package are imported,
 and a fresh `snakemake` process about 1.8 s, nearly all of it Python's start and the imports (Snakemake's
@@ -18,7 +19,7 @@ import threading
 import warnings
 
 # What a fresh interpreter starts with (Python's documented default filters): a warning that the Snakefile's
-# code gives is printed once per dry run, as a new `snakemake` process would, not held by pytest's recorder
+# code gives is printed once per run, as a new `snakemake` process would, not held by pytest's recorder
 # or the once-per-place registry of an earlier run in this process.
 FRESH_PROCESS_WARNINGS = (
     ("default", DeprecationWarning, "__main__"),
@@ -29,14 +30,14 @@ FRESH_PROCESS_WARNINGS = (
 )
 
 
-def dry_run_in_process(command: list[str], environment: dict[str, str], timeout: int) -> subprocess.CompletedProcess:
+def snakemake_in_process(command: list[str], environment: dict[str, str], timeout: int) -> subprocess.CompletedProcess:
     """Run `command` (`snakemake` and its arguments) as `snakemake.cli.main` would in a process of its own,
     with `environment` as os.environ, and return what that process would have: the exit status and the
     text on stdout and stderr. The working folder, environment, argv and warning filters are restored. A
-    dry run that hangs for `timeout` seconds ends this process with every thread's traceback (there is no
+    run that hangs for `timeout` seconds ends this process with every thread's traceback (there is no
     child to kill). Only from the main thread: the process's folder, environment and streams are one."""
     if threading.current_thread() is not threading.main_thread():
-        raise RuntimeError("a dry run in this process changes its folder and environment: call it from the main thread only")
+        raise RuntimeError("Snakemake in this process changes its folder and environment: call it from the main thread only")
     saved = dict(os.environ), os.getcwd(), sys.argv
     stdout, stderr = io.StringIO(), io.StringIO()
     os.environ.clear()
