@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 # What a fresh interpreter starts with (Python's documented default filters): a warning that the Snakefile's
 # code gives is printed once per run, as a new `snakemake` process would, not held by pytest's recorder
@@ -30,21 +31,25 @@ FRESH_PROCESS_WARNINGS = (
 )
 
 
-def snakemake_in_process(command: list[str], environment: dict[str, str], timeout: int) -> subprocess.CompletedProcess:
+def snakemake_in_process(
+    command: list[str], environment: dict[str, str], timeout: int, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     """Run `command` (`snakemake` and its arguments) as `snakemake.cli.main` would in a process of its own,
-    with `environment` as os.environ, and return what that process would have: the exit status and the
-    text on stdout and stderr. The working folder, environment, argv and warning filters are restored. A
-    run that hangs for `timeout` seconds ends this process with every thread's traceback (there is no
-    child to kill). Only from the main thread: the process's folder, environment and streams are one."""
+    with `environment` as os.environ, in `cwd` (else in this process's folder), and return what that
+    process would have: the exit status and the text on stdout and stderr. The working folder, environment,
+    argv and warning filters are restored. A run that hangs for `timeout` seconds ends this process with
+    every thread's traceback (there is no child to kill). Only from the main thread: the process's folder,
+    environment and streams are one."""
     if threading.current_thread() is not threading.main_thread():
         raise RuntimeError("Snakemake in this process changes its folder and environment: call it from the main thread only")
     saved = dict(os.environ), os.getcwd(), sys.argv
     stdout, stderr = io.StringIO(), io.StringIO()
-    os.environ.clear()
-    os.environ.update(environment)
-    sys.argv = list(command)
     faulthandler.dump_traceback_later(timeout, exit=True, file=2)  # fd 2: pytest replaces sys.stderr
     try:
+        os.environ.clear()
+        os.environ.update(environment)
+        sys.argv = list(command)
+        os.chdir(cwd or saved[1])
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), warnings.catch_warnings():
             warnings.resetwarnings()
             for action, category, module in reversed(FRESH_PROCESS_WARNINGS):

@@ -2,8 +2,7 @@
 runs as written (a dry run where it trains), no page states a job count outside the README's experiments
 table (whose counts tests/test_workflow_experiments.py checks against every shipped experiment's plan), and
 the configuration reference is the one the schema generates, and the Python blocks of the guide pages run
-as written after the TRL example. Dry runs go four at a time: they spend most of their time starting
-Python."""
+as written after the TRL example."""
 
 from __future__ import annotations
 
@@ -15,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import README_EXPERIMENTS, REPO, SNAKEMAKE
+from conftest import README_EXPERIMENTS, REPO, SNAKEMAKE, driver_environment
+from snakemake_in_process import snakemake_in_process
 
 from gold_textgen.workflow.generated_pages import COMMAND, stale_pages
 from gold_textgen.workflow.objective_catalog import LOSSES
@@ -66,9 +66,20 @@ def planning_command(command: str) -> list[str] | None:
     return run if all((REPO / config).is_file() for config in configs) else None
 
 
-def run_all(commands: list[list[str]], cwd: Path = REPO) -> list[subprocess.CompletedProcess]:
+def run_all(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
+    """Each command's outcome, in order, run from the project's root: the gold-textgen commands (two Python
+    starts each) four at a time, then Snakemake's dry runs one after the other in this process
+    (tests/snakemake_in_process.py)."""
     with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(lambda command: subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300), commands))
+        started = [None if command[0] == str(SNAKEMAKE) else pool.submit(run_process, command) for command in commands]
+        return [
+            snakemake_in_process(command, driver_environment(), timeout=300, cwd=REPO) if future is None else future.result()
+            for command, future in zip(commands, started, strict=True)
+        ]
+
+
+def run_process(command: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
 
 
 def grouped(commands: dict[tuple[str, ...], str]) -> dict[tuple[str, ...], str]:
