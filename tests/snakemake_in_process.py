@@ -1,4 +1,4 @@
-"""Snakemake in the test's own process, for what starts no job (a dry run, a report): Snakemake's
+"""Snakemake in the test's own process, for what starts no job (a dry run, a report, an unlock): Snakemake's
 command-line entry point with the arguments a `snakemake` process would get, its output captured, the
 process's state put back afterwards.
 

@@ -70,12 +70,14 @@ def run_all(commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
     """Each command's outcome, in order, run from the project's root: the gold-textgen commands (two Python
     starts each) four at a time, then Snakemake's dry runs one after the other in this process
     (tests/snakemake_in_process.py)."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        started = [None if command[0] == str(SNAKEMAKE) else pool.submit(run_process, command) for command in commands]
-        return [
-            snakemake_in_process(command, driver_environment(), timeout=300, cwd=REPO) if future is None else future.result()
-            for command, future in zip(commands, started, strict=True)
-        ]
+    in_process = [command[0] == str(SNAKEMAKE) for command in commands]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # done before a dry run here changes this process's environment
+        started = [None if here else pool.submit(run_process, command) for command, here in zip(commands, in_process, strict=True)]
+        finished = [None if future is None else future.result() for future in started]
+    return [
+        snakemake_in_process(command, driver_environment(), timeout=300, cwd=REPO) if result is None else result
+        for command, result in zip(commands, finished, strict=True)
+    ]
 
 
 def run_process(command: list[str]) -> subprocess.CompletedProcess:
