@@ -205,28 +205,40 @@ def test_the_generated_pages_are_what_their_generator_writes():
 PAGES_WITH_CODE = ("docs/guide/objectives.md", "docs/guide/decoder-only.md")
 
 
+# One Python runs the example (its arguments up to --blocks) then each block (in a namespace of its own, in
+# page order): torch, transformers and TRL are imported once. A line on stderr marks where the example ends.
+RUNNER = """import runpy, sys
+split = sys.argv.index("--blocks")
+example, blocks = sys.argv[1:split], sys.argv[split + 1:]
+sys.argv = example
+runpy.run_path(example[0], run_name="__main__")
+print("--- the example ended", file=sys.stderr, flush=True)
+for script in blocks:
+    sys.argv = [script]
+    runpy.run_path(script, run_name="__main__")
+    print("ran", script)
+"""
+
+
 @pytest.mark.trl
 def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
     """examples/trl_sft_gold.py as docs/guide/objectives.md runs it, cut to a few updates, then every Python
     block of the guide pages, as written, in the folder the example wrote to."""
     pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
-    command = [sys.executable, str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", "runs/trl_gold", "--examples", "64"]
-    result = subprocess.run([*command, "--sft-steps", "2", "--gold-steps", "3"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "GOLD-s update 3: loss" in result.stdout
-    assert "FutureWarning" not in result.stderr, result.stderr[-3000:]  # no deprecated TRL interface
+    example = [str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", "runs/trl_gold", "--examples", "64"]
     blocks = [block for page in PAGES_WITH_CODE for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(), re.S)]
     assert len(blocks) >= 2
     scripts = []
     for number, block in enumerate(blocks):
         scripts.append(tmp_path / f"block{number}.py")
         scripts[-1].write_text(block)
-    # one Python for all blocks (each in a namespace of its own, in page order): imports are paid once
-    runner = "import runpy, sys\nfor script in sys.argv[1:]:\n    runpy.run_path(script, run_name='__main__')\n    print('ran', script)\n"
-    command = [sys.executable, "-W", "always::FutureWarning", "-c", runner, *map(str, scripts)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    command = [sys.executable, "-W", "always::FutureWarning", "-c", RUNNER, *example, "--sft-steps", "2", "--gold-steps", "3"]
+    result = subprocess.run([*command, "--blocks", *map(str, scripts)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
+    example_said, _, blocks_said = result.stderr.partition("--- the example ended\n")
+    assert "GOLD-s update 3: loss" in result.stdout and blocks_said, result.stderr[-3000:]
+    assert "FutureWarning" not in example_said, example_said[-3000:]  # no deprecated TRL interface
     assert result.stdout.count("ran ") == len(scripts)
     # peft 0.21 still calls a transformers 5 name that warns (is_gradient_checkpointing): not an interface of ours
-    from_trl = [line for line in result.stderr.splitlines() if "FutureWarning" in line and "/trl/" in line]
+    from_trl = [line for line in blocks_said.splitlines() if "FutureWarning" in line and "/trl/" in line]
     assert not from_trl, from_trl
