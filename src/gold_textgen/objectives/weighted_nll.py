@@ -6,7 +6,6 @@ comparable on equal terms: same normalisation, same smoothing, same batches."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -33,7 +32,7 @@ def weighted_nll(
     authors' code; with w = Q = 1 the whole is fairseq's label-smoothed cross-entropy.
     """
     reference = reference_logprobs(logprobs, labels)
-    return weighted_reference_nll(reference, labels, weights, returns, label_smoothing, lambda: -logprobs.mean(dim=-1))
+    return weighted_reference_nll(reference, labels, weights, returns, label_smoothing, logprobs)
 
 
 def weighted_reference_nll(
@@ -42,19 +41,19 @@ def weighted_reference_nll(
     weights: torch.Tensor,
     returns: torch.Tensor,
     label_smoothing: float = 0.0,
-    smoothing: Callable[[], torch.Tensor] | None = None,
+    logprobs: torch.Tensor | None = None,
 ) -> LossParts:
-    """weighted_nll from the reference tokens' log-probs `reference` [B, T] alone: `smoothing()`, the
-    per-token mean_v(-log pi(v)) [B, T], is read only when `label_smoothing` > 0, so that a model which
-    gives its labels' log-probs without the [B, T, V] table (the recurrent copy models) needs no table."""
+    """weighted_nll from the reference tokens' log-probs `reference` [B, T]: the whole distribution
+    `logprobs` [B, T, V] is read only when `label_smoothing` > 0, so that a model which gives its labels'
+    log-probs without the table (the recurrent copy models) has its gradient skip it."""
     mask = labels.ne(-100)
     nll = -reference
     scale = (weights.detach() * returns.detach()).to(nll.dtype)
     per_token = (1.0 - label_smoothing) * scale * nll
     if label_smoothing > 0:
-        if smoothing is None:
-            raise ValueError("label smoothing needs the whole distribution: pass `smoothing`")
-        per_token = per_token + label_smoothing * smoothing()
+        if logprobs is None:
+            raise ValueError("label smoothing needs the whole distribution: pass `logprobs`")
+        per_token = per_token + label_smoothing * (-logprobs.mean(dim=-1))
     zero = torch.zeros((), dtype=nll.dtype, device=nll.device)
     return LossParts(
         loss_sum=torch.where(mask, per_token, zero).sum(),

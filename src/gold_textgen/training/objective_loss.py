@@ -38,8 +38,7 @@ def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: Objective
     else:
         returns = delta_returns(batch.mask)  # GOLD-delta's Q_t = 1; the other objectives have no return
     # the NLL from the reference tokens' log-probs; the whole distribution only for label smoothing
-    epsilon = settings.label_smoothing
-    parts = weighted_reference_nll(batch.reference, labels, weights, returns, epsilon, lambda: -batch.logprobs.mean(dim=-1))
+    parts = weighted_reference_nll(batch.reference, labels, weights, returns, settings.label_smoothing, batch.logprobs)
     if entry.extra is None:
         return ObjectiveTerms(parts.loss_sum, parts, weights, returns, terms)
     # the extra term is part of the loss that label smoothing scales, as the weighted NLL is: (1 - eps) x loss + eps x smoothing
