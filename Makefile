@@ -39,7 +39,8 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	@cat results/demo/tables/table2_decoding.md
 	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
 	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
-	@echo "The claims of docs/results/demo.md about the demo, tested on this run (supported / contradicted / inconclusive):"
+	@echo "The paper's registered claims this grid covers, tested on this run (supported / contradicted / inconclusive;"
+	@echo "exit status 1 on a failed run check or a contradicted claim; results/demo/tables/claims.md has them as a table):"
 	@$(BIN)/python -m gold_textgen.analysis.demo_signatures
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),

@@ -1,23 +1,24 @@
-"""Do the demo's claims hold on any machine? Runs an experiment afresh under variations that change float
-paths, and prints one verdict table (analysis/claims.py: supported / contradicted / inconclusive).
+"""Do an experiment's verdicts on the paper's claims hold on any machine? Runs the experiment afresh under
+variations that change float paths or the seeds, and writes one verdict table: per registered claim the grid
+covers, each variation's verdict (analysis/claims.py), with the power against the paper's effect and the
+seeds that would reach 80%.
 
-    python -m benchmarks.claims [--configfile configs/<name>.yaml] [--task demo] [--claims demo] [--cores 2]
-        [--variations one_thread,two_threads,other_seeds] [--workdir DIR] [--output FILE]
-
-    python -m benchmarks.claims --configfile configs/nqg_real.yaml --task nqg_real --claims standard
+    python -m benchmarks.claims [--configfile configs/<name>.yaml] [--set KEY=VALUE ...] [--task demo] [--cores 2]
+        [--variations one_thread,two_threads,other_seeds] [--workdir DIR] [--record docs/results/runs/demo]
+        [--page docs/results/demo.md]
 
 Variations: `one_thread` (every model job on 1 thread, the resource table's CPU default), `two_threads`
 (every model job on 2), `other_seeds` (1 thread, the experiment's seeds shifted by 100). Each runs the
-whole workflow in its own folder, nothing reused. The claims are those `gold-textgen signatures` tests
-(analysis/demo_signatures.py), decided at Holm-adjusted levels; beside them the power each claim's test
-would have with 2, 3 and 5 seeds at Holm's strictest level, were the per-seed contrasts' mean and spread
-those pooled over the variations (how many seeds the experiment needs). The markdown table names the
-machine and commit it ran on.
+whole workflow in its own folder, nothing reused; the claims are those its `claims` rule tested. `--record`
+keeps what the docs quote (each variation's claims table and Tables 1 and 2, the combined table, the
+registry, the machine and commit: benchmarks/results_page.py), and `--page` regenerates a results page's
+generated blocks from that record.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -28,26 +29,33 @@ from pathlib import Path
 
 import yaml
 
-from gold_textgen.analysis.claims import power
-from gold_textgen.analysis.demo_signatures import ALPHA, CLAIM_SETS, run_checks, signatures
+from gold_textgen.analysis.claims_report import registry_markdown, withdrawn_markdown
+from gold_textgen.analysis.demo_signatures import run_checks, verdicts
+from gold_textgen.cli.overrides import overrides_layer
 from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
 from gold_textgen.workflow.schema import validate_config
 
+from . import results_page
 from .demo import MODEL_RULES
 
 REPO = Path(__file__).resolve().parents[1]
 VARIATIONS = {"one_thread": (1, 0), "two_threads": (2, 0), "other_seeds": (1, 100)}  # threads per job, seed shift
-POWER_SEEDS = (2, 3, 5)
 
 
-def run_variation(name: str, workdir: Path, configfiles: list[str], cores: str) -> Path:
-    """Run the experiment in `workdir` under variation `name`; returns its results folder."""
+def run_variation(name: str, workdir: Path, configfiles: list[str], overrides: dict, cores: str) -> Path:
+    """Run the experiment in `workdir` under variation `name` (the `--set` overrides as a last overlay);
+    returns its results folder."""
     threads, shift = VARIATIONS[name]
     files = [str(Path(path).resolve()) for path in configfiles]
+    workdir.mkdir(parents=True, exist_ok=True)
+    if overrides:  # the experiment keeps its name (an overlay that sets none would be named after its file)
+        overlay = workdir / "overrides.yaml"
+        name = experiment_name(config_layers(REPO / "config.yaml", files))
+        overlay.write_text(yaml.safe_dump({**overrides, "experiment": {**overrides.get("experiment", {}), "name": name}}))
+        files.append(str(overlay))
     experiment = validate_config(merged_config(REPO / "config.yaml", files))["experiment"]
     if shift:  # the same experiment (its name kept) on other seeds
         overlay = workdir / "other_seeds.yaml"
-        workdir.mkdir(parents=True, exist_ok=True)
         seeds = [seed + shift for seed in experiment["seeds"]]
         overlay.write_text(yaml.safe_dump({"experiment": {"name": experiment["name"], "seeds": seeds}}))
         files.append(str(overlay))
@@ -68,47 +76,86 @@ def machine() -> str:
     return f"{model or platform.processor()}, {len(os.sched_getaffinity(0))} cores; commit {commit or 'unknown'}"
 
 
-def verdict_table(results: dict[str, Path], task: str, claims: str = "demo") -> str:
-    """Markdown: one row per claim, one column per variation, then the checks that failed per variation."""
-    verdicts = {name: signatures(folder, task, ALPHA, claims) for name, folder in results.items()}
-    failed = {name: [check for check, passed, _ in run_checks(folder, task) if not passed] for name, folder in results.items()}
-    claims = [verdict.claim for verdict in next(iter(verdicts.values()))]
-    family = len(claims)
-    header = ["claim", *results, *(f"power, {seeds} seeds" for seeds in POWER_SEEDS)]
+def verdict_table(results: dict[str, Path], task: str) -> str:
+    """Markdown: one row per claim test, each variation's verdict, estimate and bounds at its deciding
+    level, then the paper's effect, each variation's power against it and the seeds for 80%; then the run
+    checks that failed."""
+    found = {name: verdicts(folder, task) for name, folder in results.items()}
+    first = next(iter(found.values()))
+    header = ["claim", *results, "paper's effect", "power", "seeds for 80%"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for index, claim in enumerate(claims):
-        cells = [f"{v.verdict} {v.estimate:.3g} [{v.low:.3g}, {v.high:.3g}]" for v in (verdicts[name][index] for name in results)]
-        pooled = [value for name in results for value in verdicts[name][index].contrasts]
-        powers = [f"{power(pooled, seeds, ALPHA / family):.2f}" for seeds in POWER_SEEDS]
-        lines.append("| " + " | ".join([claim, *cells, *powers]) + " |")
+    shown = lambda value: "-" if value != value else f"{value:.3g}"  # noqa: E731 (NaN: no number)
+    for index, claim in enumerate(first):
+        row = [found[name][index] for name in results]
+        cells = [f"{v.verdict} {shown(v.estimate)} [{shown(v.low)}, {shown(v.high)}]" for v in row]
+        powers = " / ".join(shown(v.power) for v in row)
+        needed = " / ".join("-" if v.seeds_needed != v.seeds_needed else f"{v.seeds_needed:.0f}" for v in row)
+        lines.append("| " + " | ".join([claim.name, *cells, shown(claim.paper_effect), powers, needed]) + " |")
+    differ = [v.name for index, v in enumerate(first) if len({found[name][index].verdict for name in results}) > 1]
+    failed = {name: [check for check, passed, _ in run_checks(folder, task) if not passed] for name, folder in results.items()}
     checks = "; ".join(f"{name}: {', '.join(found)}" for name, found in failed.items() if found) or "none"
-    return "\n".join(lines) + f"\n\nChecks that failed (runs that did not converge or kept their first model): {checks}.\n"
+    text = (
+        "\n".join(lines)
+        + f"\n\nRun checks that failed (an MLE run that did not converge, a fine-tuning run that kept its first model): {checks}.\n"
+    )
+    if len(results) > 1:
+        text += "\nVerdicts that differ between variations: " + (", ".join(differ) or "none") + ".\n"
+    return text
+
+
+def record_run(record: Path, results: dict[str, Path], task: str, heading: str, command: list[str]) -> None:
+    """Keep what a results page quotes: per variation its claims and Tables 1 and 2 as the workflow wrote
+    them, the combined verdict table, the registry and the withdrawn claims, and where it ran."""
+    record.mkdir(parents=True, exist_ok=True)
+    for name, folder in results.items():
+        for table in ("claims.md", "claims.csv", "table1_main.md", "table2_decoding.md"):
+            if (folder / "tables" / table).is_file():
+                shutil.copy(folder / "tables" / table, record / f"{name}-{table}")
+    (record / "verdicts.md").write_text(heading + verdict_table(results, task))
+    (record / "registry.md").write_text(registry_markdown())
+    (record / "withdrawn.md").write_text(withdrawn_markdown())
+    (record / "run.json").write_text(json.dumps({"machine": machine(), "variations": list(results), "command": command}, indent=1) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", action="append", default=[])
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a config override, read as YAML (experiment.seeds=[1,2,3,4,5])"
+    )
     parser.add_argument("--task", default="demo")
-    parser.add_argument("--claims", choices=sorted(CLAIM_SETS), default="demo", help="the claim set (standard: nqg_real's)")
     parser.add_argument("--cores", default="2")
     parser.add_argument("--variations", default=",".join(VARIATIONS), help=f"comma-separated, of {', '.join(VARIATIONS)}")
     parser.add_argument("--workdir", type=Path, help="where the variations run, one folder each (default: a new temporary folder)")
-    parser.add_argument("--output", type=Path, help="also write the markdown table here")
+    parser.add_argument("--reuse", action="store_true", help="read finished variations in --workdir instead of running them")
+    parser.add_argument("--record", type=Path, help="keep the files a results page quotes in this folder")
+    parser.add_argument("--page", type=Path, help="regenerate this results page's generated blocks from --record")
     args = parser.parse_args(argv)
     chosen = [name.strip() for name in args.variations.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in VARIATIONS]
     if unknown:
         parser.error(f"unknown variation {unknown[0]!r} (choose from {', '.join(VARIATIONS)})")
+    if args.page and not args.record:
+        parser.error("--page regenerates a page from --record: name the record folder")
     base = args.workdir or Path(tempfile.mkdtemp(prefix="gold-bench-claims-"))
-    taken = [base / name for name in chosen if (base / name).exists() and any((base / name).iterdir())]
-    if taken:
-        parser.error(f"{taken[0]} is not empty: each variation needs a clean folder")
-    results = {name: run_variation(name, base / name, args.configfile, args.cores) for name in chosen}
-    heading = f"Claims under {', '.join(chosen)} (one-sided, Holm at {ALPHA:g}); {machine()}.\n\n"
-    text = heading + verdict_table(results, args.task, args.claims)
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    overrides = overrides_layer(args.set)
+    if args.reuse:
+        files = [str(Path(path).resolve()) for path in args.configfile]
+        name = experiment_name(config_layers(REPO / "config.yaml", files))
+        results = {variation: base / variation / "results" / name for variation in chosen}
+    else:
+        taken = [base / name for name in chosen if (base / name).exists() and any((base / name).iterdir())]
+        if taken:
+            parser.error(f"{taken[0]} is not empty: each variation needs a clean folder")
+        results = {name: run_variation(name, base / name, args.configfile, overrides, args.cores) for name in chosen}
+    heading = f"Claims under {', '.join(chosen)}; {machine()}.\n\n"
+    print(heading + verdict_table(results, args.task))
+    if args.record:
+        record_run(
+            args.record, results, args.task, heading, ["python", "-m", "benchmarks.claims", *(argv if argv is not None else sys.argv[1:])]
+        )
+    if args.page:
+        results_page.write(args.page, args.record)
 
 
 if __name__ == "__main__":

@@ -1,94 +1,136 @@
-"""Known answers for the claims as tests over seeds (analysis/claims.py): supported, contradicted and
-inconclusive, on the log scale for ratios and with Fieller's interval for a ratio of means."""
-
-import math
+"""The paper's registered claims tested on runs (analysis/claims.py): each contrast's known answer, Holm's
+deciding levels, verdicts that always agree with their printed bounds and adjusted p-values, and the
+power reading of a claim that is not shown."""
 
 import numpy as np
+import pandas as pd
 import pytest
-from scipy import stats
 
-from gold_textgen.analysis.claims import (
-    CONTRADICTED,
-    INCONCLUSIVE,
-    SUPPORTED,
-    difference_claim,
-    fieller_interval,
-    holm_verdicts,
-    power,
-    ratio_claim,
-    ratio_of_means_claim,
-)
+from gold_textgen.analysis import claims
+from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, decide, deciding_levels, measure
+from gold_textgen.analysis.method_test import Noise
+from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.workflow.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
 
 
-def test_a_ratio_above_its_bound_on_every_seed_is_supported_with_its_log_scale_interval():
-    gold, mle = [2.65, 2.65, 2.66], [2.05, 2.08, 2.02]
-    verdict = ratio_claim("perplexity up", gold, mle, 1.0)
-    logs = np.log(np.array(gold) / np.array(mle))
-    t = logs.mean() / (logs.std(ddof=1) / math.sqrt(3))
-    assert verdict.verdict == SUPPORTED and verdict.p_for == pytest.approx(stats.t.sf(t, 2))
-    half = stats.t.isf(0.05, 2) * logs.std(ddof=1) / math.sqrt(3)
-    assert verdict.estimate == pytest.approx(math.exp(logs.mean()))
-    assert (verdict.low, verdict.high) == pytest.approx((math.exp(logs.mean() - half), math.exp(logs.mean() + half)))
+class Scores:
+    """A run whose per-example score is `values` (a mean metric), for any column."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, float)
+        self.ids = [str(i) for i in range(self.values.size)]
+
+    def score(self, column, indices):
+        return self.values[indices].mean(axis=1)
 
 
-def test_a_ratio_clearly_below_its_bound_is_contradicted_and_a_split_one_inconclusive():
-    assert ratio_claim("down", [1.0, 1.01, 0.99], [2.0, 2.02, 1.97]).verdict == CONTRADICTED
-    # one seed each way, and a third near 1: no every-seed rule decides it, the t-test does: inconclusive
-    split = ratio_claim("mixed", [2.5, 1.9, 2.1], [2.0, 2.2, 2.08])
-    assert split.verdict == INCONCLUSIVE and split.low < 1 < split.high
-    # adding seeds only adds power: the same small effect on ten seeds is supported
+def runs_of(values: dict) -> dict:
+    """(objective, seed, split, decoder) -> [Scores]: `values` maps (objective, decoder) to per-seed example scores."""
+    return {
+        (objective, seed, split, decoder): [Scores(scores)]
+        for (objective, decoder), per_seed in values.items()
+        for seed, scores in enumerate(per_seed, start=1)
+        for split in ("test", "valid")
+    }
+
+
+def test_holms_deciding_levels_are_the_rejecting_step_or_the_step_where_it_stopped():
+    # m = 4: 0.001 < 0.05/4 rejected at 0.0125; 0.03 >= 0.05/3: stopped there, every later one at 0.05/3
+    assert deciding_levels([0.03, 0.001, 0.2, 0.04], 0.05) == pytest.approx([0.05 / 3, 0.0125, 0.05 / 3, 0.05 / 3])
+    assert deciding_levels([0.001, 0.002], 0.05) == pytest.approx([0.025, 0.05])
+
+
+def test_each_contrast_is_its_difference_log_ratio_or_drop_on_the_same_examples():
+    base = np.linspace(1.0, 2.0, 20)
+    runs = runs_of(
+        {
+            ("mle", "greedy"): [base, base + 0.1],
+            ("gold_s", "greedy"): [base + 0.5, base + 0.4],
+            ("mle", "topk20"): [base - 1.0, base - 0.9],
+            ("gold_s", "topk20"): [base + 0.3, base + 0.3],
+        }
+    )
+    full = np.arange(20)[None, :]
+    quality = ClaimTest("quality_gold_s", "t", "gold_s", "mle", "greedy", "test")
+    assert claims.contrast_of(quality, runs, [1, 2], "bleu", full)[:, 0] == pytest.approx([0.5, 0.3])
+    perplexity = ClaimTest("perplexity_gold_s", "t", "gold_s", "mle", "greedy", "test")
+    expected = np.log((base.mean() + np.array([0.5, 0.4])) / (base.mean() + np.array([0.0, 0.1])))
+    assert claims.contrast_of(perplexity, runs, [1, 2], "perplexity", full)[:, 0] == pytest.approx(expected)
+    drop = ClaimTest("sampling_drop_topk20", "t", "gold_s", "mle", "topk20", "valid")
+    # MLE loses 1.0 on both seeds, GOLD-s 0.2 and 0.1: the contrast is 0.8 and 0.9
+    assert claims.contrast_of(drop, runs, [1, 2], "bleu", full)[:, 0] == pytest.approx([0.8, 0.9])
+
+
+def measured(contrasts, shared=0.0, effect=None, claim="quality_gold_s"):
+    contrasts = np.asarray(contrasts, float)
+    noise = Noise(float(contrasts.var(ddof=1)) if contrasts.size > 1 else 0.0, shared, contrasts.size)
+    test = ClaimTest(claim, "t", "gold_s", "mle", "greedy", "test")
+    return Measured(test, tuple(range(1, contrasts.size + 1)), contrasts, noise, effect)
+
+
+def test_verdicts_agree_with_their_bounds_and_holm_adjusted_p_values():
     rng = np.random.default_rng(0)
-    base = rng.uniform(2.0, 2.1, 10)
-    assert ratio_claim("small but steady", base * rng.normal(1.05, 0.02, 10), base).verdict == SUPPORTED
+    for _ in range(40):
+        family = [measured(rng.normal(rng.normal(0, 1), 0.5, 3), shared=rng.uniform(0, 0.2)) for _ in range(4)]
+        for verdict in decide(family):
+            assert (verdict.verdict == SUPPORTED) == (verdict.low > 0) == (verdict.p_for_holm < 0.05)
+            assert (verdict.verdict == CONTRADICTED) == (verdict.high < 0) == (verdict.p_against_holm < 0.05)
 
 
-def test_a_ratio_of_means_is_tested_by_its_linear_contrast_with_fiellers_interval():
-    mle_drop, gold_drop = np.array([20.1, 21.1, 21.4]), np.array([2.51, 2.54, 2.61])
-    verdict = ratio_of_means_claim("drop 3x", mle_drop, gold_drop, 3.0)
-    contrasts = mle_drop - 3 * gold_drop
-    t = contrasts.mean() / (contrasts.std(ddof=1) / math.sqrt(3))
-    assert verdict.verdict == SUPPORTED and verdict.p_for == pytest.approx(stats.t.sf(t, 2))
-    assert verdict.estimate == pytest.approx(mle_drop.mean() / gold_drop.mean())
-    # Fieller's bounds are the ratios r whose contrast a - r b has |t| = t_crit: check at both ends
-    low, high = fieller_interval(mle_drop, gold_drop, 0.05)
-    critical = stats.t.isf(0.05, 2)
-    for bound in (low, high):
-        values = mle_drop - bound * gold_drop
-        assert abs(values.mean() / (values.std(ddof=1) / math.sqrt(3))) == pytest.approx(critical, rel=1e-6)
-    assert verdict.low == pytest.approx(low) and verdict.low > 3
-    # GOLD-s's drop as large as MLE's on one seed: the claim is not shown, and the denominator near 0 makes
-    # the interval unbounded rather than a wrong finite one
-    noisy = ratio_of_means_claim("drop 3x", [20.0, 8.0, 21.0], [3.0, 9.0, -1.0], 3.0)
-    assert noisy.verdict == INCONCLUSIVE and (noisy.low, noisy.high) == (-math.inf, math.inf)
-    # a baseline whose drop is clearly under 3x: contradicted
-    assert ratio_of_means_claim("drop 3x", [5.0, 5.2, 4.9], [4.0, 4.1, 3.9], 3.0).verdict == CONTRADICTED
+def test_a_clear_effect_is_supported_a_clear_reversal_contradicted_and_one_seed_says_nothing():
+    verdicts = decide([measured([1.0, 1.1, 0.9], 0.001), measured([-1.0, -1.1, -0.9], 0.001), measured([0.5])])
+    assert [v.verdict for v in verdicts] == [SUPPORTED, CONTRADICTED, INCONCLUSIVE]
+    assert verdicts[2].reading.startswith("one seed")
 
 
-def test_one_seed_or_no_spread_shows_nothing_and_a_family_is_decided_at_holms_levels():
-    assert ratio_claim("one seed", [3.0], [2.0]).verdict == INCONCLUSIVE
-    assert ratio_claim("identical", [3.0, 3.0], [2.0, 2.0]).verdict == INCONCLUSIVE
-    strong = ratio_claim("strong", [2.65, 2.65, 2.66], [2.05, 2.08, 2.02])  # p about 7e-4
-    weak = ratio_claim("weak", [2.3, 2.15, 2.2], [2.0, 2.05, 2.0])
-    assert weak.verdict == SUPPORTED and 0.0125 < weak.p_for < 0.05
-    family = holm_verdicts([strong, weak, weak, weak])
-    assert family[0].verdict == SUPPORTED and all(v.verdict == INCONCLUSIVE for v in family[1:])
-    assert family[1].p_for == pytest.approx(min(1.0, 3 * weak.p_for))
+def test_an_inconclusive_claim_reads_as_the_seeds_that_would_show_the_papers_effect():
+    noisy, hopeless = decide([measured([0.6, -0.4, 0.3], 0.01, effect=1.0), measured([0.6, -0.4, 0.3], 4.0, effect=1.0)])
+    assert noisy.verdict == INCONCLUSIVE and 0 < noisy.power < 0.8 and noisy.seeds_needed > 3
+    assert f"{noisy.seeds_needed:.0f} seeds would detect it with 80% power" in noisy.reading
+    assert np.isnan(hopeless.seeds_needed) and "no number of seeds" in hopeless.reading
+    ratio = decide([measured([0.2, 0.25, 0.22], 0.0001, effect=np.log(1.4), claim="perplexity_gold_s")])[0]
+    assert ratio.estimate == pytest.approx(np.exp(np.mean([0.2, 0.25, 0.22]))) and ratio.low > 1
+    assert ratio.paper_effect == pytest.approx(1.4) and "a ratio of 1.4" in ratio.reading
 
 
-def test_the_power_of_a_design_is_the_noncentral_t_tail():
-    contrasts = [0.25, 0.27, 0.26, 0.24]
-    shift = np.mean(contrasts) / np.std(contrasts, ddof=1) * math.sqrt(3)
-    assert power(contrasts, 3, 0.0125) == pytest.approx(stats.nct.sf(stats.t.isf(0.0125, 2), 2, shift))
-    assert power([0.1, -0.1, 0.05], 3, 0.05) < power([0.1, -0.1, 0.05], 10, 0.05) < 1
+def test_a_claims_table_reads_back_as_its_verdicts():
+    table = pd.DataFrame([vars(v) | {"claim": "quality_gold_s"} for v in decide([measured([1.0, 1.2, 0.8], 0.01, effect=0.5)])])
+    (verdict,) = claims.verdicts_of(table)
+    assert verdict.verdict == SUPPORTED and verdict.line().startswith("supported    quality_gold_s: gold_s vs mle")
 
 
-def test_a_difference_claim_is_the_one_sided_t_test_of_the_per_seed_differences():
-    """nqg_real's GOLD-s minus control test BLEU on its shipped split (+0.55, +0.80, +0.49): supported; the
-    same gain on another float path (+1.39, +0.50, +0.08): inconclusive."""
-    shipped = difference_claim("BLEU up", [11.29, 11.55, 10.71], [10.74, 10.75, 10.22])
-    deltas = np.array([0.55, 0.80, 0.49])
-    t = deltas.mean() / (deltas.std(ddof=1) / math.sqrt(3))
-    assert shipped.verdict == SUPPORTED and shipped.p_for == pytest.approx(stats.t.sf(t, 2), rel=1e-6)
-    assert shipped.estimate == pytest.approx(deltas.mean())
-    assert difference_claim("BLEU up", [1.39, 0.50, 0.08], [0, 0, 0]).verdict == INCONCLUSIVE
-    assert difference_claim("BLEU up by 1", [11.29, 11.55, 10.71], [10.74, 10.75, 10.22], bound=1.0).verdict == CONTRADICTED
+def write_run(root, name, hypotheses, references, nll_rows):
+    generations = root / f"{name}.jsonl"
+    write_jsonl(
+        generations, [{"id": str(i), "hypothesis": h, "reference": r} for i, (h, r) in enumerate(zip(hypotheses, references, strict=True))]
+    )
+    nll = root / f"{name}.parquet"
+    pd.DataFrame(nll_rows, columns=["example", "position", "token_id", "nll", "correct"]).to_parquet(nll)
+    return ExampleStatistics(Run("t", name, 1, str(generations), str(nll)), Scoring())
+
+
+def test_the_token_shares_and_the_length_slope_are_scored_from_per_example_sums(tmp_path):
+    references = ["a b c d", "a b", "a b c d e f"]
+    nll = [(0, 0, 5, 0.05, True), (0, 1, 5, 0.5, True), (1, 0, 5, 6.0, False), (2, 0, 5, 0.01, True), (2, 1, 5, 0.02, True)]
+    run = write_run(tmp_path, "m", ["a b c d", "x y", "a b c"], references, nll)
+    full = np.arange(3)[None, :]
+    assert run.score("nll_below", full)[0] == pytest.approx(3 / 5) and NEAR_ZERO_NLL == 0.1
+    assert run.score("nll_above", full)[0] == pytest.approx(1 / 5) and LARGE_NLL == 5.0
+    # lengths 4, 2, 3; sentence BLEU-2 100, 0 and that of "a b c" against "a b c d e f"
+    lengths = np.array([4, 2, 3], float)
+    bleu = np.array([100.0, 0.0, run.statistics("length_slope")[2, 1]])
+    assert run.score("length_slope", full)[0] == pytest.approx(np.polyfit(lengths, bleu, 1)[0])
+    # a resample scores its own examples: the first twice and the third
+    assert run.score("nll_below", np.array([[0, 0, 2]]))[0] == pytest.approx(4 / 6)  # 1 of 2, twice; 2 of 2
+
+
+def test_measuring_a_claim_carries_the_papers_relative_effect_to_the_runs_baseline_score():
+    base = np.full(30, 40.0)
+    runs = runs_of({("mle", "greedy"): [base, base, base], ("gold_s", "greedy"): [base + 1, base + 2, base + 1.5]})
+    test = ClaimTest("quality_gold_s", "t", "gold_s", "mle", "greedy", "test")
+    result = measure(test, runs, [1, 2, 3], "bleu", resamples=50, draw_seed=0)
+    assert result.contrasts == pytest.approx([1.0, 2.0, 1.5])
+    assert result.paper_effect == pytest.approx(CLAIMS["quality_gold_s"].effect.value * 40.0)
+    assert result.noise.shared == 0  # every example moved alike: the test set adds no noise

@@ -1,61 +1,58 @@
-"""The demo's claims, tested on hand-made result files: each against MLE and the control, a one-sided test
-over seeds decided at Holm's levels; and the checks of every run (MLE converged, fine-tuning kept a model
-its training made)."""
+"""`gold-textgen signatures` on hand-made result files: the checks of every run (MLE converged, fine-tuning
+kept a model its training made), the claims table the workflow wrote, and an exit status that fails on a
+failed check, a contradicted claim or a covered claim with no verdict, never on an inconclusive one."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import yaml
+from conftest import REPO
 
-from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED
-from gold_textgen.analysis.demo_signatures import bleu_information, main, run_checks, signatures
-
-METRICS = dict(chrf=0.0, rouge1=0.0, rouge2=0.0, rougeL=0.0, rougeLsum=0.0, unk_rate=0.0, token_accuracy=0.0)
-
-
-def write_score(root, objective, seed, split, decoder, bleu, perplexity=2.0, sample=0):
-    path = root / "scores" / "demo" / objective / f"seed{seed}" / split / decoder / f"sample{sample}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    row = dict(task="demo", objective=objective, seed=seed, split=split, decoder=decoder, sample=sample, bleu=bleu, perplexity=perplexity)
-    path.write_text(json.dumps({**row, **METRICS}))
+from gold_textgen.analysis.claims import Measured, decide
+from gold_textgen.analysis.demo_signatures import main, run_checks
+from gold_textgen.analysis.method_test import Noise
+from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.schema import validate_config
+from gold_textgen.workflow.views import experiment_claims
 
 
-def write_run(root, gold_perplexity, control_drop, gold_drop=(4.0, 4.5, 4.2)):
-    """Three seeds: MLE and the control at perplexity ~2.1, GOLD-s at `gold_perplexity`; the drops of top-k
-    20 from greedy (dev): MLE 19-21, GOLD-s `gold_drop`, the control `control_drop` per seed."""
-    for seed in (1, 2, 3):
-        mle_perplexity = (2.10, 2.12, 2.09)[seed - 1]
-        perplexities = {"mle": mle_perplexity, "mle_continued": 2.05 + 0.01 * seed, "gold_s": gold_perplexity[seed - 1]}
-        for objective, perplexity in perplexities.items():
-            write_score(root, objective, seed, "test", "greedy", 46.0, perplexity)
-        drops = {"mle": 19.0 + seed, "mle_continued": control_drop[seed - 1], "gold_s": gold_drop[seed - 1]}
-        for objective, drop in drops.items():
-            write_score(root, objective, seed, "valid", "greedy", 46.0)
-            for sample in (1, 2):  # two sampling runs that average to greedy - drop
-                write_score(root, objective, seed, "valid", "topk20", 46.0 - drop + (-1) ** sample, sample=sample)
+def write_claims(root, contradicted, left_out=()):
+    """tables/claims.csv of the demo's grid (config.yaml), as the claims rule writes it: every test a clear
+    effect (supported) but those in `contradicted` (a clear reversal) and those in `left_out` (no row); and
+    the experiment's record naming its config."""
+    tests = [test for test in experiment_claims(validate_config(merged_config(REPO / "config.yaml"))) if test.name not in left_out]
+    measured = []
+    for test in tests:
+        contrasts = np.array([1.0, 1.1, 0.9]) * (-1 if test.name in contradicted else 1)
+        measured.append(Measured(test, (1, 2, 3), contrasts, Noise(float(contrasts.var(ddof=1)), 0.001, 3), None))
+    rows = [vars(verdict) | {"claim": test.claim} for verdict, test in zip(decide(measured), tests, strict=True)]
+    (root / "tables").mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(root / "tables" / "claims.csv", index=False)
+    (root / "experiment.json").write_text(json.dumps({"name": "demo", "config_files": [str(REPO / "config.yaml")]}))
 
 
-CLAIMS = [
-    "gold_s test perplexity above MLE's (ratio > 1)",
-    "gold_s test perplexity above the control's (ratio > 1)",
-    "MLE's greedy -> top-k 20 dev BLEU drop at least 3x GOLD-s's",
-    "the control's greedy -> top-k 20 dev BLEU drop at least 3x GOLD-s's",
-]
+def converged_run(root):
+    finished_model(root, "mle", 1, 1500, [45.5, 46.2, 46.1], 4000)
+    finished_model(root, "gold_s", 1, 200, [46.9, 46.7], 200, kept="last")
 
 
-def test_claims_that_hold_on_every_seed_are_supported_against_mle_and_the_control(tmp_path):
-    write_run(tmp_path, gold_perplexity=(2.62, 2.66, 2.60), control_drop=(18.0, 19.5, 19.0))
-    verdicts = signatures(tmp_path, "demo")
-    assert [verdict.claim for verdict in verdicts] == CLAIMS
-    assert all(verdict.verdict == SUPPORTED for verdict in verdicts), [verdict.line() for verdict in verdicts]
+def test_supported_and_inconclusive_claims_pass_a_contradicted_or_missing_one_fails(tmp_path, capsys):
+    converged_run(tmp_path)
+    write_claims(tmp_path, contradicted=set())
+    assert main(["--results", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "supported    quality_gold_s: gold_s vs mle:" in said and "of the 12 registered claims this grid covers: 12 supported" in said
+    write_claims(tmp_path, contradicted={"perplexity_gold_s: gold_s vs mle"})
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "perplexity_gold_s: gold_s vs mle (contradicted)" in capsys.readouterr().out
 
 
-def test_a_claim_is_contradicted_or_inconclusive_by_its_test_not_by_one_seed(tmp_path):
-    """GOLD-s's perplexity below MLE's on every seed: contradicted. The control's drop 3x GOLD-s's on two
-    seeds and about 2x on one: no every-seed rule, the test weighs it (here: not shown, inconclusive)."""
-    write_run(tmp_path, gold_perplexity=(1.90, 1.92, 1.88), control_drop=(8.0, 19.5, 19.0))
-    verdicts = {verdict.claim: verdict.verdict for verdict in signatures(tmp_path, "demo")}
-    assert verdicts == {CLAIMS[0]: CONTRADICTED, CLAIMS[1]: CONTRADICTED, CLAIMS[2]: SUPPORTED, CLAIMS[3]: INCONCLUSIVE}
+def test_a_registered_claim_the_grid_covers_missing_from_the_verdicts_fails_the_run(tmp_path, capsys):
+    converged_run(tmp_path)
+    write_claims(tmp_path, contradicted=set(), left_out={"quality_gold_s: gold_s vs mle_continued"})
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "quality_gold_s: gold_s vs mle_continued (no verdict in the table)" in capsys.readouterr().out
 
 
 def finished_model(root, objective, seed, step, dev, cap, kept="best"):
@@ -80,21 +77,7 @@ def test_every_mle_run_must_converge_and_every_fine_tuning_run_keep_a_trained_mo
         ("mle seed1 converged before its cap", True),
         ("mle seed2 converged before its cap", False),
     ]
-    write_run(tmp_path, gold_perplexity=(2.62, 2.66, 2.60), control_drop=(18.0, 19.5, 19.0))
+    write_claims(tmp_path, contradicted=set())
     assert main(["--results", str(tmp_path)]) == 1
     said = capsys.readouterr().out
     assert "Not shown by this run: gold_s seed1 kept a model its training made; mle seed2 converged before its cap" in said
-
-
-def test_the_bleu_comparison_is_reported_as_the_significance_table_has_it(tmp_path):
-    (tmp_path / "tables").mkdir()
-    rows = [("mle", "no: smaller than the experiment detects (x)", 0.13, 0.4), ("mle_continued", "yes", -0.35, 0.01)]
-    columns = {"task": "demo", "objective": "gold_s", "metric": "bleu", "mde": 0.5}
-    frame = pd.DataFrame([{**columns, "baseline": b, "delta": d, "reading": y, "p_holm": p} for b, y, d, p in rows])
-    ter = {**columns, "metric": "ter", "baseline": "mle", "delta": 1.0, "reading": "yes", "p_holm": 0.0}  # not the task metric
-    pd.concat([frame, pd.DataFrame([ter])]).to_csv(tmp_path / "tables" / "significance.csv", index=False)
-    assert bleu_information(tmp_path, "demo") == [
-        "GOLD-s vs MLE greedy test bleu: +0.13, p (Holm) 0.400, minimum detectable difference 0.50; "
-        "significant at 95%: no: smaller than the experiment detects (x)",
-        "GOLD-s vs the control greedy test bleu: -0.35, p (Holm) 0.010, minimum detectable difference 0.50; significant at 95%: yes",
-    ]

@@ -80,8 +80,8 @@ def test_without_shared_noise_it_is_students_t_over_seeds_and_without_seed_sprea
     test_set_only = Noise(0.0, 0.04, 3)
     assert method_test.p_for(contrasts, test_set_only) == pytest.approx(stats.norm.sf(contrasts.mean() / 0.2))
     assert method_test.upper_bound(contrasts, test_set_only, 0.025) == pytest.approx(contrasts.mean() + 1.959964 * 0.2)
-    # one seed, or no noise at all: nothing is shown
-    assert method_test.p_for(np.array([1.0]), Noise(float("nan"), 0.04, 1)) == 1.0
+    # one seed: the test set's noise alone (a test of these models); no noise at all: nothing is shown
+    assert method_test.p_for(np.array([0.3]), Noise(0.0, 0.04, 1)) == pytest.approx(stats.norm.sf(1.5))
     assert method_test.p_for(np.ones(3), Noise(0.0, 0.0, 3)) == 1.0
 
 

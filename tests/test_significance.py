@@ -76,15 +76,15 @@ def test_seeds_that_disagree_are_not_significant_whatever_the_test_set_says():
     half = 4.302652729911275 * np.std([1, -1, 1], ddof=1) / np.sqrt(3)
     assert (result.seed_low, result.seed_high) == pytest.approx((1 / 3 - half, 1 / 3 + half))
     assert result.p_randomization < 0.01 and result.p_seeds > 0.05 and not significant(result)
-    # the deciding test: the seeds' variance of the mean (the test set adds none here), 2 degrees of freedom
-    assert result.freedom == 2 and result.p == pytest.approx(result.p_seeds) and result.low < 0 < result.high
+    # the deciding test: the seeds' variance of the mean (the test set adds none here): Student's t over seeds
+    assert result.noise.shared == 0 and result.p == pytest.approx(result.p_seeds, rel=1e-3) and result.low < 0 < result.high
     assert [s.delta for s in result.seeds] == pytest.approx([1, -1, 1])
 
 
 def test_one_seed_is_judged_on_the_test_set_alone():
     result = compare(runs([0.8]), runs([0]), "rouge2")
     assert np.isnan(result.seed_low) and np.isnan(result.p_seeds) and significant(result)
-    assert result.freedom == float("inf")
+    assert result.noise.seed_variance == 0  # no seeds' spread with one seed: the test set's noise alone decides
     assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
     # and a table's "yes" of one seed says what it is about: these models, not the objective over seeds
     one_seed = {"significant": "yes", "n_seeds": 1, "delta": 0.8, "mde": 0.1, "p": 0.001, "p_holm": 0.002}
@@ -161,5 +161,5 @@ def test_the_table_compares_every_objective_with_mle_and_the_control_and_tables_
     assert significance_columns(merged) == ["vs_mle", "vs_mle_continued"]
     assert merged.loc[2, "vs_mle"].endswith(" yes") and merged.loc[2, "vs_mle_significant"] == "yes"
     assert pd.isna(merged.loc[0, "vs_mle"]) and pd.isna(merged.loc[1, "vs_mle"])  # the baseline itself; a seed's row
-    assert "against MLE" in note(table) and "Welch-Satterthwaite" in note(table)
+    assert "against MLE" in note(table) and "every seed shares" in note(table)
     assert note(table.iloc[0:0]) == ""

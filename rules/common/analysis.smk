@@ -24,6 +24,34 @@ def significance_generations(wildcards):
     return [run["generations"] for run in significance_runs(wildcards)]
 
 
+def claim_tests(wildcards=None):
+    """The paper's registered claims the experiment's grid covers (workflow/paper_claims.py), chosen from
+    the grid alone, one record per test."""
+    return [vars(test) for test in gold_views.experiment_claims(config)]
+
+
+def claim_runs(wildcards):
+    """Every model output the claims read, all seeds and sampling runs, with the split's token NLL table
+    where a claim reads it."""
+    tests = [gold_paper_claims.ClaimTest(**test) for test in claim_tests()]
+    runs = []
+    for task, objective, split, decoder, nll in gold_paper_claims.outputs_read(tests):
+        for run in model_runs(split, [decoder], [task], [objective]):
+            table = path(TOKEN_NLL, task=task, objective=objective, seed=run["seed"], split=split)
+            runs.append(
+                {k: v for k, v in run.items() if k != "scores"} | {"nll": table if nll else None}
+            )
+    return runs
+
+
+def claim_inputs(wildcards):
+    runs = claim_runs(wildcards)
+    return {
+        "generations": [run["generations"] for run in runs],
+        "nll": sorted({run["nll"] for run in runs if run["nll"]}),
+    }
+
+
 def analysed_generations(task, objective, seed, samples):
     """Generation files of the analysed split and decoder for one model, one per sampling run in `samples`."""
     runs = model_runs(
@@ -214,6 +242,8 @@ def final_outputs(wildcards):
         outputs.append(rules.table4.output.csv)
     if compared_tasks():
         outputs.append(rules.paper_comparison.output.csv)
+    if claim_tests():
+        outputs.append(rules.claims.output.csv)
     outputs += [
         path(LEAD3_SCORES, task=task, split=EXPERIMENT["eval_split"])
         for task in lead3_tasks(EXPERIMENT["tasks"])

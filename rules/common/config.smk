@@ -22,6 +22,7 @@ try:
     from gold_textgen.workflow import layers as gold_layers
     from gold_textgen.workflow import objective_catalog as gold_catalog
     from gold_textgen.workflow import overlays as gold_overlays
+    from gold_textgen.workflow import paper_claims as gold_paper_claims
     from gold_textgen.workflow import cross_references as gold_cross_references
     from gold_textgen.workflow import report_status as gold_report_status
     from gold_textgen.workflow import resources as gold_resources
@@ -117,6 +118,7 @@ LEAD3_GENERATIONS = store_path("baselines/{task}/lead3/{split}.jsonl")
 LEAD3_SCORES = store_path("baselines/{task}/lead3/{split}.json")
 TRAINING_SUMMARY = experiment_path("analysis/{task}/training_summary.csv")
 SIGNIFICANCE = experiment_path("tables/significance.csv")
+CLAIMS = experiment_path("tables/claims.csv")
 
 
 class _KeepWildcards(dict):

@@ -1,148 +1,247 @@
-"""A claim about objectives as a test over training seeds: a one-sided hypothesis on a per-seed contrast,
-reported as **supported** (the one-sided test rejects "not so" at level alpha), **contradicted** (the
-opposite one-sided test rejects "so") or **inconclusive** (neither), with the estimate and its two-sided
-1 - 2 alpha interval, whose lower end is above the claim's bound exactly when it is supported and whose
-upper end is below it exactly when it is contradicted. No every-seed condition: one seed against the others
-is what the t-test weighs, and adding seeds only adds power.
+"""The registered claims of the paper (workflow/paper_claims.py), tested on one experiment's outputs as
+claims about the method.
 
-Three kinds of contrast (Student's t over seeds, seeds - 1 degrees of freedom):
+Each test of a claim (`ClaimTest`: a claim, a task, a system, a baseline, a decoder) has a contrast per
+training seed: a score difference, a log perplexity ratio, a difference of decoding drops, of token-NLL
+shares or of length slopes (`CONTRASTS` of the registry). The contrast is computed on the test (or dev) set
+and on resamples of its examples drawn jointly for every seed and every run, so the test about the method
+(analysis/method_test.py) weighs both the seeds' spread and the test set's noise that every seed shares.
 
-* `difference_claim`: one score above another by more than a bound (GOLD-s's test BLEU above the
-  control's), on the per-seed differences;
-* `ratio_claim`: a ratio above a bound (GOLD's perplexity above MLE's: ratio > 1), tested on the per-seed
-  log ratio; the estimate and interval are the geometric mean ratio and its interval;
-* `ratio_of_means_claim`: one mean at least `bound` times another where either may be near 0 (MLE's
-  BLEU drop from greedy decoding to sampling at least 3x GOLD-s's): the per-seed contrast a - bound x b,
-  whose t-test is Fieller's test of the ratio of means; the interval is Fieller's for that ratio (unbounded
-  when the denominator's mean is not itself clear of 0).
-
-The claims of one experiment are a family: `holm_verdicts` decides them at Holm-adjusted levels.
+The tests of one task are a family, decided at Holm-adjusted levels in each direction: **supported** (the
+contrast is above 0), **contradicted** (below 0) or **inconclusive**. Each verdict prints its interval at the
+level that decided it (the Holm step at which it was rejected, or at which the procedure stopped), so an
+interval clear of 0 and the verdict always agree, and its p-values named as Holm-adjusted. Beside it: the
+paper's effect size carried to this run (the registry's), the power of this run's design (its seeds, its
+test set, its measured variances) to show it at Holm's strictest level, and the seeds that would reach 80%.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+import pandas as pd
 
+from ..workflow.paper_claims import CLAIMS, ClaimTest
+from . import method_test
+from .method_test import Noise
 from .paired_tests import holm
+from .paper_comparison import ExampleStatistics, Run
 
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+ALPHA = 0.05
+# The per-example column each contrast reads ("task": the task's own metric).
+COLUMNS = {
+    "difference": "task",
+    "log_ratio": "perplexity",
+    "drop": "task",
+    "share_below": "nll_below",
+    "share_above": "nll_above",
+    "length_slope": "length_slope",
+}
+
+# (objective, seed, split, decoder) -> that model's runs (several for a sampling decoder)
+Runs = Mapping[tuple[str, int, str, str], Sequence[ExampleStatistics]]
+
+
+def _score(runs: Runs, objective: str, seeds: Sequence[int], split: str, decoder: str, column: str, indices: np.ndarray) -> np.ndarray:
+    """seeds x resamples: the column's score of each seed's model on each resample, sampling runs averaged."""
+    return np.stack([np.mean([run.score(column, indices) for run in runs[objective, seed, split, decoder]], axis=0) for seed in seeds])
+
+
+def contrast_of(test: ClaimTest, runs: Runs, seeds: Sequence[int], column: str, indices: np.ndarray) -> np.ndarray:
+    """seeds x resamples: the claim's contrast (above 0: as claimed) on each row of example indices."""
+    kind = CLAIMS[test.claim].contrast
+
+    def score(objective: str, decoder: str) -> np.ndarray:
+        return _score(runs, objective, seeds, test.split, decoder, column, indices)
+
+    if kind == "log_ratio":
+        return np.log(score(test.system, test.decoder)) - np.log(score(test.baseline, test.decoder))
+    if kind == "drop":
+        baseline_drop = score(test.baseline, "greedy") - score(test.baseline, test.decoder)
+        return baseline_drop - (score(test.system, "greedy") - score(test.system, test.decoder))
+    return score(test.system, test.decoder) - score(test.baseline, test.decoder)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One claim test's per-seed contrasts, their noise, and the paper's effect in the contrast's units."""
+
+    test: ClaimTest
+    seeds: tuple[int, ...]
+    contrasts: np.ndarray
+    noise: Noise
+    paper_effect: float | None
+
+
+def measure(test: ClaimTest, runs: Runs, seeds: Sequence[int], task_metric: str, resamples: int, draw_seed: int) -> Measured:
+    """The contrasts of `test` on its split's examples and on `resamples` joint resamples of them."""
+    claim = CLAIMS[test.claim]
+    column = COLUMNS[claim.contrast] if COLUMNS[claim.contrast] != "task" else task_metric
+    size = len(runs[test.baseline, seeds[0], test.split, test.decoder][0].ids)
+    observed = contrast_of(test, runs, seeds, column, np.arange(size)[None, :])[:, 0]
+    indices = np.random.default_rng(draw_seed).integers(0, size, size=(resamples, size))
+    resampled = contrast_of(test, runs, seeds, column, indices).T
+    effect = None
+    if claim.effect is not None:
+        if claim.effect.scale == "log_ratio":
+            effect = claim.effect.value
+        else:  # a share of the baseline's mean score on this run (of greedy decoding, for a drop)
+            decoder = "greedy" if claim.contrast == "drop" else test.decoder
+            base = _score(runs, test.baseline, seeds, test.split, decoder, column, np.arange(size)[None, :])
+            effect = claim.effect.value * float(base.mean())
+    return Measured(test, tuple(seeds), observed, Noise.of(observed, resampled), effect)
+
+
+def deciding_levels(p_values: Sequence[float], alpha: float) -> list[float]:
+    """Per hypothesis, the level Holm's step-down procedure decided it at: alpha / (m - rank + 1) for those
+    it rejected, and for the rest that of the step where it stopped (every later p is at least that step's,
+    so each is above its own level)."""
+    order = np.argsort(p_values, kind="stable")
+    m = len(p_values)
+    levels = [0.0] * m
+    stopped = None
+    for rank, index in enumerate(order):
+        step = alpha / (m - rank)
+        if stopped is None and not p_values[index] < step:
+            stopped = step
+        levels[index] = step if stopped is None else stopped
+    return levels
 
 
 @dataclass(frozen=True)
 class Verdict:
-    claim: str
+    name: str
+    statement: str
+    task: str
+    verdict: str
     estimate: float
-    low: float
-    high: float
-    p_for: float  # one-sided p of "not so" (small: supported)
-    p_against: float  # one-sided p of "so" (small: contradicted)
+    low: float  # lower bound at the "supported" direction's deciding level
+    high: float  # upper bound at the "contradicted" direction's deciding level
+    level_for: float
+    level_against: float
+    p_for: float  # one-sided, unadjusted
+    p_against: float
+    p_for_holm: float
+    p_against_holm: float
     seeds: int
-    detail: str
-    contrasts: tuple[float, ...] = ()  # the per-seed contrasts the t-test weighs (for the power of a design)
-    verdict: str = INCONCLUSIVE
+    per_seed: str
+    seed_sd: float
+    shared_sd: float
+    paper_effect: float  # NaN: the paper gives no number
+    power: float  # this design's power to show the paper's effect at Holm's strictest level
+    seeds_needed: float  # NaN: no number of seeds (or no paper effect)
+    reading: str
+    ratio: bool  # estimate and bounds are ratios (log-ratio contrast)
 
     def line(self) -> str:
+        shown = lambda value: f"{value:.3g}"  # noqa: E731
+        confidence = (
+            f"{100 * (1 - self.level_for):.4g}% bounds"
+            if self.level_for == self.level_against
+            else f"bounds at {100 * (1 - self.level_for):.4g}% / {100 * (1 - self.level_against):.4g}%"
+        )
+        decided = self.p_against_holm if self.verdict == CONTRADICTED else self.p_for_holm
         return (
-            f"{self.verdict:12s} {self.claim}: estimate {self.estimate:.3g}, interval [{self.low:.3g}, {self.high:.3g}], "
-            f"one-sided p {self.p_for:.3g} ({self.seeds} seeds; {self.detail})"
+            f"{self.verdict:12s} {self.name}: {self.statement}. Estimate {shown(self.estimate)}, {confidence} "
+            f"[{shown(self.low)}, {shown(self.high)}], p (Holm-adjusted) {decided:.3g}; {self.reading} "
+            f"({self.seeds} seeds: {self.per_seed})"
         )
 
 
-def _t_test(contrasts: np.ndarray, alpha: float) -> tuple[float, float, float, float]:
-    """(mean, half-width of its two-sided 1 - 2 alpha interval, p for mean > 0, p for mean < 0) of per-seed
-    contrasts; one seed or no spread decides nothing (p 1 both ways)."""
-    mean = float(contrasts.mean())
-    if contrasts.size < 2:
-        return mean, float("inf"), 1.0, 1.0
-    se = float(contrasts.std(ddof=1) / np.sqrt(contrasts.size))
-    if se <= 1e-12 * max(1.0, abs(mean)):
-        return mean, 0.0, 1.0, 1.0  # no spread: the t statistic is undefined, and nothing is shown
-    freedom = contrasts.size - 1
-    t = mean / se
-    return mean, float(stats.t.isf(alpha, freedom)) * se, float(stats.t.sf(t, freedom)), float(stats.t.cdf(t, freedom))
+def _reading(verdict: str, measured: Measured, power: float, needed: int | None, effect: float | None) -> str:
+    if measured.noise.seeds < 2:
+        return "one seed: the seeds' spread is unmeasured, so nothing is said about the method"
+    if effect is None:
+        return "the paper gives no effect size to compute power against"
+    shown = f"a ratio of {np.exp(effect):.3g}" if CLAIMS[measured.test.claim].contrast == "log_ratio" else f"{effect:+.3g}"
+    against = f"the paper's effect ({shown}): power {power:.2f} at this design"
+    if verdict != INCONCLUSIVE:
+        return against
+    if needed is None:
+        return against + "; no number of seeds detects it: the test set's shared noise alone is too large"
+    return against + f"; {needed} seeds would detect it with 80% power"
 
 
-def _decide(verdict: Verdict, alpha: float) -> Verdict:
-    if verdict.p_for < alpha:
-        return replace(verdict, verdict=SUPPORTED)
-    if verdict.p_against < alpha:
-        return replace(verdict, verdict=CONTRADICTED)
-    return replace(verdict, verdict=INCONCLUSIVE)
+def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
+    """The verdicts of one family of claim tests (one task's), Holm in each direction."""
+    p_for = [method_test.p_for(m.contrasts, m.noise) if m.noise.seeds > 1 else 1.0 for m in measured]
+    p_against = [method_test.p_against(m.contrasts, m.noise) if m.noise.seeds > 1 else 1.0 for m in measured]
+    levels_for, levels_against = deciding_levels(p_for, alpha), deciding_levels(p_against, alpha)
+    holm_for, holm_against = holm(p_for), holm(p_against)
+    strictest = alpha / max(1, len(measured))
+    verdicts = []
+    for index, m in enumerate(measured):
+        testable = m.noise.seeds > 1
+        low = method_test.lower_bound(m.contrasts, m.noise, levels_for[index]) if testable else float("-inf")
+        high = method_test.upper_bound(m.contrasts, m.noise, levels_against[index]) if testable else float("inf")
+        verdict = SUPPORTED if low > 0 else CONTRADICTED if high < 0 else INCONCLUSIVE
+        effect = m.paper_effect if m.paper_effect is not None and m.paper_effect > 0 else None
+        power = method_test.critical_power(effect, m.noise, strictest) if effect and testable else float("nan")
+        needed = method_test.seeds_needed(effect, m.noise, strictest) if effect and testable else None
+        ratio = CLAIMS[m.test.claim].contrast == "log_ratio"
+        shown = np.exp if ratio else (lambda value: value)
+        verdicts.append(
+            Verdict(
+                name=m.test.name,
+                statement=m.test.statement(),
+                task=m.test.task,
+                verdict=verdict,
+                estimate=float(shown(m.contrasts.mean())),
+                low=float(shown(low)),
+                high=float(shown(high)),
+                level_for=levels_for[index],
+                level_against=levels_against[index],
+                p_for=p_for[index],
+                p_against=p_against[index],
+                p_for_holm=holm_for[index],
+                p_against_holm=holm_against[index],
+                seeds=m.noise.seeds,
+                per_seed=", ".join(f"{seed}: {float(shown(value)):.3g}" for seed, value in zip(m.seeds, m.contrasts, strict=True)),
+                seed_sd=float(np.sqrt(m.noise.seed_variance)),
+                shared_sd=float(np.sqrt(m.noise.shared)),
+                paper_effect=float(shown(effect)) if effect else float("nan"),
+                power=power,
+                seeds_needed=float(needed) if needed else float("nan"),
+                reading=_reading(verdict, m, power, needed, effect),
+                ratio=ratio,
+            )
+        )
+    return verdicts
 
 
-def difference_claim(claim: str, a: Sequence[float], b: Sequence[float], bound: float = 0.0, alpha: float = 0.05) -> Verdict:
-    """a - b > bound, per seed (paired by seed)."""
-    contrasts = np.asarray(a, float) - np.asarray(b, float) - bound
-    mean, half, p_for, p_against = _t_test(contrasts, alpha)
-    detail = "per seed " + ", ".join(f"{x - y:+.3g}" for x, y in zip(a, b, strict=True))
-    estimate = mean + bound
-    verdict = Verdict(claim, estimate, estimate - half, estimate + half, p_for, p_against, contrasts.size, detail, tuple(contrasts))
-    return _decide(verdict, alpha)
+def claims_table(
+    tests: Sequence[ClaimTest],
+    runs: Mapping[str, Runs],
+    seeds: Sequence[int],
+    task_metrics: Mapping[str, str],
+    resamples: int = 1000,
+    draw_seed: int = 0,
+    alpha: float = ALPHA,
+) -> pd.DataFrame:
+    """One row per claim test, each task's tests decided as one family; `runs` per task."""
+    rows = []
+    for task in dict.fromkeys(test.task for test in tests):
+        chosen = [test for test in tests if test.task == task]
+        measured = [measure(test, runs[task], seeds, task_metrics[task], resamples, draw_seed) for test in chosen]
+        rows += [vars(verdict) | {"claim": test.claim} for verdict, test in zip(decide(measured, alpha), chosen, strict=True)]
+    return pd.DataFrame(rows, columns=["claim", *Verdict.__dataclass_fields__])
 
 
-def ratio_claim(claim: str, numerators: Sequence[float], denominators: Sequence[float], bound: float = 1.0, alpha: float = 0.05) -> Verdict:
-    """numerator / denominator > bound, per seed (positive values), on the log scale."""
-    contrasts = np.log(np.asarray(numerators, float) / np.asarray(denominators, float)) - np.log(bound)
-    mean, half, p_for, p_against = _t_test(contrasts, alpha)
-    detail = "per seed " + ", ".join(f"{a:.3g} / {b:.3g}" for a, b in zip(numerators, denominators, strict=True))
-    scale = lambda value: float(bound * np.exp(value))  # noqa: E731 (back from the log contrast to the ratio)
-    low, high = scale(mean - half), scale(mean + half)
-    return _decide(Verdict(claim, scale(mean), low, high, p_for, p_against, contrasts.size, detail, tuple(contrasts)), alpha)
+def verdicts_of(table: pd.DataFrame) -> list[Verdict]:
+    """The verdicts of a claims table (tables/claims.csv) read back."""
+    fields = list(Verdict.__dataclass_fields__)
+    return [Verdict(**{field: row[field] for field in fields}) for row in table.to_dict("records")]
 
 
-def fieller_interval(a: np.ndarray, b: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Fieller's two-sided 1 - 2 alpha interval of mean(a) / mean(b) for paired per-seed values (NaN, inf
-    where the denominator's mean is not clear of 0 at that level: the interval is then unbounded)."""
-    n = a.size
-    if n < 2:
-        return float("-inf"), float("inf")
-    t2 = float(stats.t.isf(alpha, n - 1)) ** 2
-    covariance = np.cov(a, b, ddof=1) / n
-    x, y = float(a.mean()), float(b.mean())
-    quadratic = y * y - t2 * covariance[1, 1]
-    linear = x * y - t2 * covariance[0, 1]
-    constant = x * x - t2 * covariance[0, 0]
-    discriminant = linear * linear - quadratic * constant
-    if quadratic <= 0 or discriminant < 0:
-        return float("-inf"), float("inf")
-    root = np.sqrt(discriminant)
-    return (linear - root) / quadratic, (linear + root) / quadratic
-
-
-def ratio_of_means_claim(claim: str, a: Sequence[float], b: Sequence[float], bound: float, alpha: float = 0.05) -> Verdict:
-    """mean(a) >= bound x mean(b) with mean(b) > 0: the per-seed contrast a - bound x b tested above 0."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    contrasts = a - bound * b
-    _, _, p_for, p_against = _t_test(contrasts, alpha)
-    low, high = fieller_interval(a, b, alpha)
-    estimate = float(a.mean() / b.mean()) if b.mean() != 0 else float("inf")
-    detail = "per seed " + ", ".join(f"{x:.3g} vs {y:.3g}" for x, y in zip(a, b, strict=True))
-    return _decide(Verdict(claim, estimate, low, high, p_for, p_against, a.size, detail, tuple(contrasts)), alpha)
-
-
-def holm_verdicts(verdicts: Sequence[Verdict], alpha: float = 0.05) -> list[Verdict]:
-    """The verdicts of one family of claims, each decided at its Holm-adjusted level (for and against)."""
-    adjusted_for = holm([verdict.p_for for verdict in verdicts])
-    adjusted_against = holm([verdict.p_against for verdict in verdicts])
-    return [
-        _decide(replace(verdict, p_for=p_for, p_against=p_against), alpha)
-        for verdict, p_for, p_against in zip(verdicts, adjusted_for, adjusted_against, strict=True)
-    ]
-
-
-def power(contrasts: Sequence[float], seeds: int, alpha: float) -> float:
-    """The power of a claim's one-sided t-test with `seeds` seeds at level `alpha`, were the per-seed
-    contrasts' true mean and spread those of `contrasts` (a pilot run's): the noncentral t's tail. For
-    choosing how many seeds an experiment runs, not for reading a result."""
-    values = np.asarray(contrasts, float)
-    if values.size < 2 or seeds < 2:
-        return float("nan")
-    spread = float(values.std(ddof=1))
-    if spread == 0:
-        return 1.0 if values.mean() > 0 else 0.0
-    shift = float(values.mean()) / spread * np.sqrt(seeds)
-    return float(stats.nct.sf(stats.t.isf(alpha, seeds - 1), seeds - 1, shift))
+def runs_by_task(records: Sequence[Mapping], scoring: Mapping[str, object]) -> dict[str, Runs]:
+    """The rule's run records (task, objective, seed, split, decoder, sample, generations, nll) as each
+    task's runs by (objective, seed, split, decoder), sampling runs in their order."""
+    runs: dict[str, dict[tuple[str, int, str, str], list[ExampleStatistics]]] = {}
+    for record in records:
+        run = Run(**record)
+        key = (run.objective, run.seed, run.split, run.decoder)
+        runs.setdefault(run.task, {}).setdefault(key, []).append(ExampleStatistics(run, scoring[run.task]))
+    return runs

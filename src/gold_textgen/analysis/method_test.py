@@ -75,8 +75,10 @@ class Noise:
     def of(cls, contrasts: np.ndarray, resampled: np.ndarray) -> Noise:
         """From the observed per-seed contrasts and their joint resamples (R x S)."""
         contrasts = np.asarray(contrasts, float)
-        spread = float(contrasts.var(ddof=1)) if contrasts.size > 1 else float("nan")
-        return cls(spread, shared_variance(resampled), contrasts.size)
+        spread = float(contrasts.var(ddof=1)) if contrasts.size > 1 else 0.0  # one seed: the test set's noise alone
+        rounding = (1e-9 * max(1.0, float(np.abs(contrasts).max()))) ** 2  # float rounding of equal values is no variance
+        shared = shared_variance(resampled)
+        return cls(spread if spread > rounding else 0.0, shared if shared > rounding else 0.0, contrasts.size)
 
     @property
     def variance(self) -> float:
@@ -85,8 +87,8 @@ class Noise:
 
     @property
     def testable(self) -> bool:
-        """Two or more seeds (one seed says nothing of the seeds' spread) and some noise at all."""
-        return self.seeds > 1 and np.isfinite(self.seed_variance) and self.variance > 0
+        """Some noise at all (one seed: the test set's alone, a test of these models, not of the method)."""
+        return bool(np.isfinite(self.variance) and self.variance > 0)
 
     def at(self, seeds: int) -> Noise:
         """The same variances for a design with another number of seeds."""
@@ -102,7 +104,7 @@ def p_above(mean, seed_variance_of_mean, shared, seeds: int, points: int = GRID)
     the seeds' variance of the mean, seed_variance / S, and the shared one), over `seeds` seeds: the chance,
     under the null, of a mean this large, the seeds' variance drawn from its chi-square."""
     mean, seed_part, shared = np.broadcast_arrays(*(np.asarray(x, float) for x in (mean, seed_variance_of_mean, shared)))
-    freedom = seeds - 1
+    freedom = max(seeds - 1, 1)  # one seed has no seeds' variance (0): the grid is then never read
     grid = _chi_square_grid(freedom, points)
     scale = np.sqrt(seed_part[..., None] * freedom / grid + shared[..., None])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -198,7 +200,7 @@ def seeds_needed(effect: float, noise: Noise, level: float, target: float = POWE
     """The fewest seeds (2 or more) with which the test shows `effect` with power `target`, were the
     variances those of `noise`; None when no number of seeds does (the shared noise alone is too large, or
     the effect is not above 0)."""
-    if not effect > 0 or not np.isfinite(noise.seed_variance) or limit_power(effect, noise, level) < target:
+    if not effect > 0 or noise.seeds < 2 or limit_power(effect, noise, level) < target:
         return None
     low, high = 2, 2
     while critical_power(effect, noise.at(high), level) < target:

@@ -15,11 +15,9 @@ or randomised with the same draw):
   observed one, (c + 1) / (T + 1). For a metric that is the mean of a per-example score this is the paired
   permutation test, which `paired_permutation` runs through scipy.
 
-Across seeds, `seed_t_test` is the one-sample t-test of the per-seed deltas, and `seed_example_test` the
-test that decides: seed and test-set variance added (its level holds at any number of seeds, where the
-larger of the two p-values does not); `holm` adjusts a family of p-values (Holm 1979: step-down
-Bonferroni); `minimum_detectable_difference` is the difference that test detects with 80% power (exact,
-noncentral t).
+Across seeds, `seed_t_test` is the one-sample t-test of the per-seed deltas (for information: the test
+that decides, seeds and the shared test set together, is analysis/method_test.py's); `holm` adjusts a
+family of p-values (Holm 1979: step-down Bonferroni).
 """
 
 from __future__ import annotations
@@ -27,11 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
 # score(summed statistics of shape (R, k), number of examples) -> the metric of each of the R rows
 Score = Callable[[np.ndarray, int], np.ndarray]
-POWER = 0.8
 
 
 def _p_value(samples: np.ndarray, observed: float) -> float:
@@ -111,29 +108,6 @@ def seed_t_test(deltas: np.ndarray) -> float:
     return float(stats.ttest_1samp(deltas, 0.0).pvalue)
 
 
-def seed_example_test(deltas: np.ndarray, test_se: float) -> tuple[float, float, float]:
-    """The test of the mean per-seed delta against 0 that counts both sources of noise: its variance is the
-    seeds' (the per-seed deltas' variance / seeds) plus the test set's (`test_se`, the paired bootstrap's
-    standard error of the mean delta). Its degrees of freedom: Welch-Satterthwaite's (the bootstrap term's
-    are unbounded) where the test set's term is the larger, the seeds' own (seeds - 1) where theirs is
-    (Satterthwaite's would then hold the level only from 5 seeds on). Returns (standard error, degrees of
-    freedom, two-sided p); one seed: the test set's term alone (normal); no variance at all: p NaN, or 1
-    for a delta of 0."""
-    mean = float(np.mean(deltas))
-    seed_term = float(deltas.var(ddof=1)) / deltas.size if deltas.size > 1 else 0.0
-    variance = seed_term + test_se**2
-    if variance <= (1e-9 * max(1.0, abs(mean))) ** 2:  # float rounding of identical values is no variance
-        return 0.0, float("inf"), 1.0 if mean == 0 else float("nan")
-    if seed_term <= 0:
-        freedom = float("inf")
-    elif seed_term >= test_se**2:  # Satterthwaite's df is too generous when a few seeds' variance dominates
-        freedom = float(deltas.size - 1)
-    else:
-        freedom = variance**2 / (seed_term**2 / (deltas.size - 1))
-    se = float(np.sqrt(variance))
-    return se, float(freedom), float(2 * stats.t.sf(abs(mean) / se, freedom))
-
-
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment of a family of p-values (NaN stays NaN and is not counted)."""
     values = np.asarray(p_values, dtype=float)
@@ -145,24 +119,3 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (len(order) - rank) * values[index]))
         adjusted[index] = running
     return adjusted.tolist()
-
-
-def minimum_detectable_difference(se: float, freedom: float, alpha: float = 0.05) -> float:
-    """The smallest true difference the two-sided test of `seed_example_test` (standard error `se`, `freedom`
-    degrees of freedom) detects with 80% power at level `alpha` (a table passes Holm's strictest level,
-    alpha / its comparisons): exactly, from the noncentral t distribution (normal for unbounded freedom)."""
-    if not np.isfinite(se) or se <= 0:
-        return float("nan")
-    critical = stats.t.isf(alpha / 2, freedom)
-
-    def power(effect: float) -> float:
-        shift = effect / se
-        if np.isinf(freedom):
-            return float(stats.norm.sf(critical - shift) + stats.norm.cdf(-critical - shift))
-        # the far tail underflows to NaN in scipy's nct where it is ~0
-        return float(stats.nct.sf(critical, freedom, shift) + np.nan_to_num(stats.nct.cdf(-critical, freedom, shift)))
-
-    high = se * (critical + 1)
-    while power(high) < POWER:
-        high *= 1.5
-    return float(optimize.brentq(lambda effect: power(effect) - POWER, 0.0, high))

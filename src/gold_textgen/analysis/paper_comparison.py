@@ -25,7 +25,9 @@ import pandas as pd
 
 from ..evaluation import metrics, sacrebleu_statistics
 from ..workflow.files import read_jsonl
+from ..workflow.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
 from ..workflow.views import entry_run
+from .exposure_bias import sentence_bleu
 from .markdown import markdown_table
 
 OUR_COLUMN = {"bleu": "bleu", "rouge1": "rouge1", "rouge2": "rouge2", "rougeL": "rougeLsum", "perplexity": "perplexity"}
@@ -84,6 +86,7 @@ class ExampleStatistics:
         self.tokenize = scoring.bleu_tokenize
         self.rouge_variant = scoring.rouge
         self.nll_path = run.nll
+        self.generations = run.generations
 
     @functools.cached_property
     def bleu(self) -> np.ndarray:
@@ -106,10 +109,36 @@ class ExampleStatistics:
         table = table.reindex(range(len(self.ids)), fill_value=0)
         return table["sum"].to_numpy(float), table["count"].to_numpy(float)
 
+    @functools.cached_property
+    def _token_nll(self) -> pd.DataFrame:
+        if self.nll_path is None:
+            raise ValueError(f"{self.generations}: the token NLL shares need the run's NLL table, and it has none")
+        return pd.read_parquet(self.nll_path, columns=["example", "nll"])
+
+    def _token_share(self, inside) -> np.ndarray:
+        """Per example: its reference tokens whose NLL `inside` selects, and all its tokens."""
+        table = self._token_nll.assign(inside=inside(self._token_nll["nll"].to_numpy(float)))
+        counts = table.groupby("example")["inside"].agg(["sum", "count"]).reindex(range(len(self.ids)), fill_value=0)
+        return counts[["sum", "count"]].to_numpy(np.float64)
+
+    @functools.cached_property
+    def _length_and_quality(self) -> np.ndarray:
+        """Per example: output length x (words), its sentence BLEU y, and x^2, x y, for a least-squares slope."""
+        x = np.array([len(hypothesis.split()) for hypothesis in self.hypotheses], float)
+        y = np.array([sentence_bleu(h, r, EXPOSURE_BLEU_ORDER) for h, r in zip(self.hypotheses, self.references, strict=True)])
+        return np.stack([x, y, x * x, x * y], axis=1)
+
     def statistics(self, column: str) -> np.ndarray:
         """Per-example sufficient statistics of `column` (n x k): any set of examples is scored from their
         sum (score_sums). sacrebleu's metrics: their own statistics; perplexity: summed NLL and tokens;
-        ROUGE and exact match: the per-example score."""
+        ROUGE and exact match: the per-example score; the token NLL shares: tokens inside and all tokens;
+        the length slope: length, sentence BLEU, and their squares and product."""
+        if column == "nll_below":
+            return self._token_share(lambda nll: nll < NEAR_ZERO_NLL)
+        if column == "nll_above":
+            return self._token_share(lambda nll: nll > LARGE_NLL)
+        if column == "length_slope":
+            return self._length_and_quality
         if column == "bleu":
             return self.bleu.astype(np.float64)
         if column in sacrebleu_statistics.SACREBLEU_METRICS:
@@ -131,6 +160,12 @@ class ExampleStatistics:
             return sacrebleu_statistics.score_sums(column, sums, self.tokenize)
         if column == "perplexity":
             return np.exp(sums[:, 0] / sums[:, 1])
+        if column in ("nll_below", "nll_above"):
+            return sums[:, 0] / sums[:, 1]
+        if column == "length_slope":
+            x, y, xx, xy = sums.T
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return (count * xy - x * y) / (count * xx - x * x)
         return sums[:, 0] / count
 
     def score(self, column: str, resamples: np.ndarray) -> np.ndarray:

@@ -11,11 +11,11 @@ baseline's model of the same seed (analysis/paired_tests.py holds the tests):
 * **the seeds**: the per-seed deltas' Student's t interval and one-sample t-test (`p_seeds`; none for a
   single seed).
 
-The decision is one test that adds both (`paired_tests.seed_example_test`: the seeds' variance of the
-mean delta plus the test set's bootstrap variance, Welch-Satterthwaite degrees of freedom): its p-value
-`p` and interval (`low`, `high`). Its level holds at any number of seeds (tests/test_significance_tests.py
-simulates it), where the larger of the randomization and seed p-values rejects too often from 5 seeds on.
-`p_holm` is Holm's adjustment across the objectives of one table (task, baseline and metric), and
+The decision is the test about the method that the claims use too (analysis/method_test.py: the seeds'
+variance of the mean delta plus the test set's variance shared by every seed, read from the examples
+resampled jointly across seeds): its p-value `p` and interval (`low`, `high`). Its level holds at any number
+of seeds (tests/test_method_test.py simulates it). With one seed it is the test set's alone: these models,
+not the method. `p_holm` is Holm's adjustment across the objectives of one table (task, baseline and metric), and
 "significant" means `p_holm` below 1 - confidence. `mde` is the smallest difference that test detects
 with 80% power at Holm's strictest level (alpha / the comparisons of the family), exactly (noncentral t).
 """
@@ -30,7 +30,8 @@ import pandas as pd
 from scipy import stats
 
 from ..evaluation import metrics
-from . import paired_tests
+from . import method_test, paired_tests
+from .method_test import Noise
 from .paper_comparison import ExampleStatistics, Run
 
 # Metrics that are the mean of a per-example score: their randomization test is the paired permutation test.
@@ -48,15 +49,14 @@ class SeedDelta:
 @dataclass(frozen=True)
 class Comparison:
     """The system minus the baseline on one metric: the mean over seeds of the per-seed deltas; the test
-    that decides (seed and test-set variance together: its interval, standard error, degrees of freedom and
-    p-value); for information the test-set interval and randomization p-value, and the seed interval and
+    that decides (analysis/method_test.py: the seeds' spread and the test set's shared variance, its
+    interval and two-sided p-value); for information the test-set interval and randomization p-value, and the seed interval and
     t-test p-value (NaN for one seed)."""
 
     delta: float
     low: float
     high: float
-    se: float
-    freedom: float
+    noise: Noise
     p: float
     test_low: float
     test_high: float
@@ -72,7 +72,7 @@ class Comparison:
 
     def mde(self, alpha: float) -> float:
         """The difference the deciding test detects with 80% power at level `alpha`."""
-        return paired_tests.minimum_detectable_difference(self.se, self.freedom, alpha)
+        return method_test.minimum_detectable_effect(self.noise, alpha)
 
 
 def seed_interval(deltas: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -107,10 +107,11 @@ def compare(
     theirs = [baseline[seed].statistics(column) for seed in seeds]
     score = system[seeds[0]].score_sums
     scorer = lambda sums, count: score(column, sums, count)  # noqa: E731 (the metric of summed statistics)
-    per_seed = []
+    per_seed, resampled = [], []
     for seed, mine, base in zip(seeds, ours, theirs, strict=True):
         one = paired_tests.paired_bootstrap([mine], [base], scorer, indices, confidence)
         per_seed.append(SeedDelta(seed, one["delta"], one["low"], one["high"]))
+        resampled.append(paired_tests.mean_delta([mine], [base], scorer, lambda rows: rows[indices].sum(axis=1)))
     overall = paired_tests.paired_bootstrap(ours, theirs, scorer, indices, confidence)
     if column in MEAN_METRICS:
         p_randomization = paired_tests.paired_permutation(
@@ -121,16 +122,18 @@ def compare(
         p_randomization = paired_tests.approximate_randomization(ours, theirs, scorer, swaps)
     points = np.array([item.delta for item in per_seed])
     seed_low, seed_high = seed_interval(points, confidence)
-    se, freedom, p = paired_tests.seed_example_test(points, overall["se"])
-    if not np.isfinite(p):  # no variance at all (every example shifted alike): the exact test on the test set
-        p = p_randomization
-    half = float(stats.t.isf((1 - confidence) / 2, freedom)) * se
+    noise = Noise.of(points, np.stack(resampled, axis=1))
+    tail = (1 - confidence) / 2
+    if noise.testable:
+        p = method_test.p_two_sided(points, noise)
+        low, high = method_test.lower_bound(points, noise, tail), method_test.upper_bound(points, noise, tail)
+    else:  # no variance at all (every example shifted alike): the exact test on the test set
+        p, low, high = p_randomization, float(points.mean()), float(points.mean())
     return Comparison(
         delta=float(points.mean()),
-        low=float(points.mean()) - half,
-        high=float(points.mean()) + half,
-        se=se,
-        freedom=freedom,
+        low=low,
+        high=high,
+        noise=noise,
         p=p,
         test_low=overall["low"],
         test_high=overall["high"],

@@ -14,13 +14,15 @@ from .significance import BASELINES, TRANSLATION_METRICS
 
 METHOD_NOTE = (
     "Significance (delta = objective - baseline on the test set, the same training seed paired; for TER lower is "
-    "better): the mean per-seed delta tested against 0 with both sources of noise, the seeds' variance of the mean plus "
-    "the test set's ({resamples} paired-bootstrap resamples of each metric's per-example statistics, as sacrebleu "
-    "resamples them), Welch-Satterthwaite degrees of freedom: its {level:g}% interval and p; 'significant' = p, "
+    "better): the mean per-seed delta tested against 0 as a claim about the method, with both sources of noise: the "
+    "seeds' variance of the mean plus the test set's variance that every seed shares (the covariance of two seeds' "
+    "deltas over {resamples} joint paired-bootstrap resamples of each metric's per-example statistics, as sacrebleu "
+    "resamples them), the seeds' variance integrated over its chi-square: its {level:g}% interval and p; "
+    "'significant' = p, "
     "Holm-adjusted across the objectives compared with the same baseline on the same task and metric, below {alpha:g} "
     "(the interval is not adjusted, so with several objectives an interval that excludes 0 may still read no). mde: the "
-    "difference this test detects with 80% power at Holm's strictest level (noncentral t). For information: the test-set "
-    "bootstrap interval, {trials} approximate-randomization trials (p_randomization; for ROUGE and exact match the "
+    "difference this test detects with 80% power at Holm's strictest level. For information: the test-set "
+    "bootstrap interval of these models, {trials} approximate-randomization trials (p_randomization; for ROUGE and exact match the "
     "paired permutation test; trials as extreme as the observed delta count, ties included, as exact enumeration does: "
     "sacrebleu counts only those beyond it, which understates p), and the per-seed deltas' t interval and t-test (p_seeds)."
 )

@@ -162,7 +162,7 @@ def status(configs, overrides) -> None:
 @main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 def signatures(arguments) -> None:
-    """Check the claims of docs/results/demo.md about the demo on a run's own files (--results, --task; --help for more)."""
+    """The run checks and the paper's registered claims an experiment's grid covers, on its files (--results, --task; --help)."""
     from ..analysis.demo_signatures import main as signatures_main
 
     raise SystemExit(signatures_main(list(arguments)))

@@ -1,0 +1,79 @@
+"""The claims table as readers see it (analysis/claims.py computes it): its markdown, the note on the
+method, and the claims the registry withdrew."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..workflow.paper_claims import CLAIMS, WITHDRAWN
+from .markdown import markdown_table
+
+
+def method_note() -> str:
+    return (
+        "Each registered claim of the paper (workflow/paper_claims.py) that this experiment's grid covers, tested as a "
+        "claim about the method: the per-seed contrast's mean against 0, its noise the seeds' spread plus the test set's "
+        "variance that every seed shares (examples resampled jointly across seeds and runs), the seeds' variance integrated "
+        "over its chi-square (analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "
+        "in each direction: supported (above 0), contradicted (below 0) or inconclusive. The bounds are at the level that "
+        "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
+        "is carried to this run by the registry's rule (a share of the baseline's score, or the paper's ratio); power: of "
+        "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level; "
+        "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large)."
+    )
+
+
+def _number(value: float) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
+
+
+def _bounds(row) -> str:
+    levels = (
+        f"{100 * (1 - row['level_for']):.4g}%"
+        if row["level_for"] == row["level_against"]
+        else f"{100 * (1 - row['level_for']):.4g}% / {100 * (1 - row['level_against']):.4g}%"
+    )
+    return f"[{_number(row['low'])}, {_number(row['high'])}] ({levels})"
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    headers = ["task", "verdict", "claim", "estimate", "bounds (level)", "p (Holm)", "paper's effect", "power", "seeds for 80%", "per seed"]
+    rows = []
+    for row in table.to_dict("records"):
+        decided = row["p_against_holm"] if row["verdict"] == "contradicted" else row["p_for_holm"]
+        needed = "-" if math.isnan(row["seeds_needed"]) else f"{row['seeds_needed']:.0f}"
+        if math.isnan(row["seeds_needed"]) and not math.isnan(row["paper_effect"]):
+            needed = "none"
+        cells = [row["task"], row["verdict"], f"{row['name']}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
+        cells += [_number(decided), _number(row["paper_effect"]), _number(row["power"]), needed, row["per_seed"]]
+        rows.append(cells)
+    text = markdown_table(headers, rows) + "\n\n" + method_note() + "\n"
+    return text + "\n" + withdrawn_markdown()
+
+
+def registry_markdown() -> str:
+    """Every registered claim: its source, its contrast and the paper's effect, as the registry holds it."""
+    rows = [
+        [
+            claim.name,
+            claim.source,
+            claim.statement.format(system="GOLD", baseline="the baseline"),
+            claim.contrast,
+            ", ".join(claim.systems),
+            ", ".join(claim.baselines),
+            ", ".join(claim.decoders),
+            "-" if claim.effect is None else f"{claim.effect.value:.3g} ({claim.effect.scale}; {claim.effect.derivation})",
+        ]
+        for claim in CLAIMS.values()
+    ]
+    headers = ["claim", "source", "statement", "contrast", "systems", "baselines", "decoders", "paper's effect"]
+    return markdown_table(headers, rows) + "\n"
+
+
+def withdrawn_markdown() -> str:
+    """The claims once tested and withdrawn, with the paper's reason."""
+    lines = ["Claims withdrawn from the registry, with the paper's reason:", ""]
+    lines += [f"- {claim}: {reason}" for claim, reason in WITHDRAWN.items()] or ["- none"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,27 @@
+"""Snakemake adapter: rule claims -> gold_textgen.analysis.claims (the paper's registered claims)."""
+
+from gold_textgen.workflow.warm_start import hand_over
+
+hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
+
+from gold_textgen.analysis.claims import claims_table, runs_by_task
+from gold_textgen.analysis.claims_report import method_note, to_markdown
+from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.files import write_csv, write_html_table, write_text
+from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.workflow.paper_claims import ClaimTest
+
+with log_to_file(snakemake.log[0]):
+    bootstrap = snakemake.params.bootstrap
+    scoring = {task: Scoring(**settings) for task, settings in snakemake.params.scoring.items()}
+    table = claims_table(
+        [ClaimTest(**test) for test in snakemake.params.tests],
+        runs_by_task(snakemake.params.runs, scoring),
+        snakemake.params.seeds,
+        snakemake.params.task_metrics,
+        resamples=bootstrap["bootstrap_resamples"],
+        draw_seed=bootstrap["draw_seed"],
+    )
+    write_csv(snakemake.output.csv, table, float_format="%.6g")
+    write_text(snakemake.output.markdown, to_markdown(table))
+    write_html_table(snakemake.output.html, table, "The paper's claims, tested on this experiment", method_note(), labels=3)
