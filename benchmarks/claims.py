@@ -11,7 +11,7 @@ Variations: `one_thread` (every model job on 1 thread, the resource table's CPU 
 (every model job on 2), `other_seeds` (1 thread, the experiment's seeds shifted by 100). Each runs the
 whole workflow in its own folder, nothing reused; the claims are those its `claims` rule tested. `--record`
 keeps what the docs quote (each variation's claims table and Tables 1 and 2, the combined table, the
-registry, the machine and commit: benchmarks/results_page.py), and `--page` regenerates a results page's
+withdrawn claims, the machine and commit: benchmarks/results_page.py), and `--page` regenerates a results page's
 generated blocks from that record.
 """
 
@@ -29,9 +29,9 @@ from pathlib import Path
 
 import yaml
 
-from gold_textgen.analysis.claims_report import registry_markdown, withdrawn_markdown
 from gold_textgen.analysis.demo_signatures import run_checks, verdicts
 from gold_textgen.cli.overrides import overrides_layer
+from gold_textgen.workflow.claims_reference import withdrawn_markdown
 from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
 from gold_textgen.workflow.schema import validate_config
 
@@ -105,14 +105,13 @@ def verdict_table(results: dict[str, Path], task: str) -> str:
 
 def record_run(record: Path, results: dict[str, Path], task: str, heading: str, command: list[str]) -> None:
     """Keep what a results page quotes: per variation its claims and Tables 1 and 2 as the workflow wrote
-    them, the combined verdict table, the registry and the withdrawn claims, and where it ran."""
+    them, the combined verdict table and the withdrawn claims, and where it ran."""
     record.mkdir(parents=True, exist_ok=True)
     for name, folder in results.items():
         for table in ("claims.md", "claims.csv", "table1_main.md", "table2_decoding.md"):
             if (folder / "tables" / table).is_file():
                 shutil.copy(folder / "tables" / table, record / f"{name}-{table}")
     (record / "verdicts.md").write_text(heading + verdict_table(results, task))
-    (record / "registry.md").write_text(registry_markdown())
     (record / "withdrawn.md").write_text(withdrawn_markdown())
     (record / "run.json").write_text(json.dumps({"machine": machine(), "variations": list(results), "command": command}, indent=1) + "\n")
 

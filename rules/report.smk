@@ -130,7 +130,9 @@ rule claims:
         seeds=EXPERIMENT["seeds"],
         task_metrics=task_metrics,
         scoring=experiment_scoring,
-        bootstrap=analysis_view("claims"),
+        bootstrap=gold_views.canonical(
+            {key: ANALYSIS[key] for key in gold_paper_claims.ANALYSIS_READS}
+        ),
     script:
         "../workflow_scripts/claims.py"
 

@@ -12,8 +12,8 @@ import yaml
 from conftest import REPO, run_snakemake
 
 from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.paper_claims import experiment_claims
 from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import experiment_claims
 
 pytestmark = pytest.mark.workflow
 

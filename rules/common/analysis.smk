@@ -27,7 +27,7 @@ def significance_generations(wildcards):
 def claim_tests(wildcards=None):
     """The paper's registered claims the experiment's grid covers (workflow/paper_claims.py), chosen from
     the grid alone, one record per test."""
-    return [vars(test) for test in gold_views.experiment_claims(config)]
+    return [vars(test) for test in gold_paper_claims.experiment_claims(config)]
 
 
 def claim_runs(wildcards):

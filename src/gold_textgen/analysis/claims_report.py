@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ..workflow.paper_claims import CLAIMS, WITHDRAWN
+from ..workflow.claims_reference import withdrawn_markdown
 from .markdown import markdown_table
 
 
@@ -51,29 +51,3 @@ def to_markdown(table: pd.DataFrame) -> str:
         rows.append(cells)
     text = markdown_table(headers, rows) + "\n\n" + method_note() + "\n"
     return text + "\n" + withdrawn_markdown()
-
-
-def registry_markdown() -> str:
-    """Every registered claim: its source, its contrast and the paper's effect, as the registry holds it."""
-    rows = [
-        [
-            claim.name,
-            claim.source,
-            claim.statement.format(system="GOLD", baseline="the baseline"),
-            claim.contrast,
-            ", ".join(claim.systems),
-            ", ".join(claim.baselines),
-            ", ".join(claim.decoders),
-            "-" if claim.effect is None else f"{claim.effect.value:.3g} ({claim.effect.scale}; {claim.effect.derivation})",
-        ]
-        for claim in CLAIMS.values()
-    ]
-    headers = ["claim", "source", "statement", "contrast", "systems", "baselines", "decoders", "paper's effect"]
-    return markdown_table(headers, rows) + "\n"
-
-
-def withdrawn_markdown() -> str:
-    """The claims once tested and withdrawn, with the paper's reason."""
-    lines = ["Claims withdrawn from the registry, with the paper's reason:", ""]
-    lines += [f"- {claim}: {reason}" for claim, reason in WITHDRAWN.items()] or ["- none"]
-    return "\n".join(lines) + "\n"

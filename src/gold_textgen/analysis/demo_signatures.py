@@ -26,8 +26,8 @@ import pandas as pd
 
 from ..workflow.convergence import run_summary
 from ..workflow.layers import merged_config
+from ..workflow.paper_claims import experiment_claims
 from ..workflow.schema import validate_config
-from ..workflow.views import experiment_claims
 from .claims import CONTRADICTED, Verdict, verdicts_of
 
 

@@ -1,5 +1,5 @@
 """The documentation pages generated from the project's own facts (the config schema, the objectives
-catalog), written by one command so that none goes stale:
+catalog, the claims registry), written by one command so that none goes stale:
 
     python -m gold_textgen.workflow.generated_pages        (from the project's root; `make docs` runs it)
 
@@ -11,12 +11,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from . import config_reference, objectives_reference
+from . import claims_reference, config_reference, objectives_reference
 
 COMMAND = "python -m gold_textgen.workflow.generated_pages"
 PAGES: dict[str, Callable[[], str]] = {
     "docs/reference/config.md": config_reference.markdown,
     "docs/reference/objectives.md": objectives_reference.markdown,
+    "docs/reference/claims.md": claims_reference.markdown,
 }
 
 

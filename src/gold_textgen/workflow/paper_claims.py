@@ -15,7 +15,7 @@ no effect size and no power is computed for it.
 
 Not registered: GOLD-s's drop from greedy decoding to beam search, which the paper's own Table 2 shows
 larger than MLE's (NQG: 0.32 vs 0.06 BLEU to beam 5; CNN/DM: 0.26 vs -0.23 ROUGE-2), and the NLL by time
-step given the gold prefix (Figure 4, right), which the paper shows flat for both models: the control of
+step given the gold prefix (Figure 2, right), which the paper shows flat for both models: the control of
 the exposure-bias figure, not a difference between methods.
 """
 
@@ -26,7 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
-# The thresholds of the NLL-histogram claims, in nats per token (the paper's Figure 3: near-zero losses
+from .views import task_objectives
+
+# The thresholds of the NLL-histogram claims, in nats per token (the paper's Figure 1: near-zero losses
 # and a long tail of large ones); analysis/nll_analysis.py summarises the same shares.
 NEAR_ZERO_NLL = 0.1
 LARGE_NLL = 5.0
@@ -157,7 +159,7 @@ def _registry() -> list[Claim]:
     claims += [
         Claim(
             f"perplexity_{variant}",
-            "Table 1 and Table 3; Section 5.3 (GOLD encourages high-precision models)",
+            'Tables 1 and 3; Section 4.2, "GOLD encourages high-precision models"',
             "{system}'s test perplexity is above {baseline}'s",
             "log_ratio",
             (variant,),
@@ -171,7 +173,7 @@ def _registry() -> list[Claim]:
     claims += [
         Claim(
             f"sampling_drop_{decoder}",
-            "Table 2 (less sensitive to decoding algorithms)",
+            "Table 2 (Section 4.2: less sensitive to decoding algorithms)",
             f"{{system}} loses less of its dev score than {{baseline}} from greedy decoding to {decoder} sampling",
             "drop",
             ("gold_s",),
@@ -185,7 +187,7 @@ def _registry() -> list[Claim]:
     claims += [
         Claim(
             "on_policy_quality",
-            "Table 4 (GOLD+PG against MLE+PG)",
+            "Table 4 (Section 4.3: GOLD+PG against MLE+PG)",
             "{system}'s greedy test score in the task metric is above {baseline}'s",
             "difference",
             ("gold_pg",),
@@ -196,7 +198,7 @@ def _registry() -> list[Claim]:
         ),
         Claim(
             "nll_near_zero",
-            "Figure 3 (a, c): token NLL histograms",
+            "Figure 1 (a, c): token NLL histograms; Section 4.2",
             f"{{system}} puts more of its reference tokens' NLL near zero (below {NEAR_ZERO_NLL:g}) than {{baseline}}",
             "share_below",
             GOLD,
@@ -207,7 +209,7 @@ def _registry() -> list[Claim]:
         ),
         Claim(
             "nll_long_tail",
-            "Figure 3 (b, d): token NLL histograms",
+            "Figure 1 (b, d): token NLL histograms; Section 4.2",
             f"{{system}} has a longer tail of large token NLL (above {LARGE_NLL:g}) than {{baseline}}",
             "share_above",
             GOLD,
@@ -218,7 +220,7 @@ def _registry() -> list[Claim]:
         ),
         Claim(
             "exposure_bias",
-            "Figure 4 (left) and Appendix Figure 6: quality by output length",
+            "Figure 2 (left, quality by output length) and the appendix's sentence BLEU by length",
             f"{{system}}'s sentence BLEU-{EXPOSURE_BLEU_ORDER} falls less with output length than {{baseline}}'s",
             "length_slope",
             ("gold_s",),
@@ -292,6 +294,17 @@ def covered_claims(
     return tests
 
 
+def experiment_claims(config: Mapping) -> list[ClaimTest]:
+    """The registered claims a validated config's grid covers (covered_claims): its tasks, their
+    objectives, the table decoders and the sweep."""
+    experiment = config["experiment"]
+    objectives = {task: task_objectives(config, task) for task in experiment["tasks"]}
+    grid = (experiment["eval_split"], experiment["decoders"], experiment["sweep_split"], experiment["sweep_decoders"])
+    return covered_claims(experiment["tasks"], objectives, *grid)
+
+
+# The analysis settings (config `analysis`) the claims rule reads: the resamples of the examples and their draw.
+ANALYSIS_READS = ("bootstrap_resamples", "draw_seed")
 # The contrasts that read a model's teacher-forced token NLL table of the split (the others read outputs).
 READS_NLL = ("log_ratio", "share_below", "share_above")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from .errors import ConfigError
 from .objective_catalog import DEFAULT_LOSS, loss_of, needs
-from .paper_claims import ClaimTest, covered_claims
 
 # The task metrics (config key tasks.<name>.metric) that score final answers after ####, not text
 # (evaluation.metrics.ANSWER_METRICS computes them).
@@ -23,15 +22,6 @@ def task_objectives(config: dict, task: str) -> list[str]:
     experiment = config["experiment"]
     extra = [name for name in experiment["task_objectives"].get(task, []) if name not in experiment["objectives"]]
     return [*experiment["objectives"], *extra]
-
-
-def experiment_claims(config: dict) -> list[ClaimTest]:
-    """The paper's registered claims the experiment's grid covers (paper_claims.covered_claims), from the
-    grid alone: its tasks, their objectives, the table decoders and the sweep."""
-    experiment = config["experiment"]
-    objectives = {task: task_objectives(config, task) for task in experiment["tasks"]}
-    grid = (experiment["eval_split"], experiment["decoders"], experiment["sweep_split"], experiment["sweep_decoders"])
-    return covered_claims(experiment["tasks"], objectives, *grid)
 
 
 def evaluated_runs(config: dict, analysis: dict, split: str) -> list[tuple[str, int]]:
@@ -70,7 +60,6 @@ ANALYSIS_READS = {
     "exposure_bias": ("bootstrap_resamples", "confidence", "draw_seed"),
     "paper_comparison": ("bootstrap_resamples", "confidence", "draw_seed"),
     "significance": ("bootstrap_resamples", "randomization_trials", "confidence", "draw_seed"),
-    "claims": ("bootstrap_resamples", "draw_seed"),
     "examples": ("num_examples", "draw_seed"),
     "human_eval_sheet": ("gold_objective", "human_eval_items", "draw_seed"),
     "diversity": ("max_ngram",),

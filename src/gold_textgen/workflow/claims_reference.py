@@ -1,0 +1,70 @@
+"""The claims reference (docs/reference/claims.md), generated from the claims registry: every registered
+claim of the paper with its source, contrast, decoders and the paper's effect, how a run tests it, and the
+claims withdrawn with the paper's reason (`python -m gold_textgen.workflow.generated_pages`)."""
+
+from __future__ import annotations
+
+from .paper_claims import CLAIMS, CONTRASTS, WITHDRAWN
+
+HEADER = """# Claims reference
+
+Every claim of the paper that a grid of this workflow can test, registered before any run
+(`src/gold_textgen/workflow/paper_claims.py`; this page is generated from it:
+`python -m gold_textgen.workflow.generated_pages`). An experiment tests each claim its grid covers (its
+tasks, objectives and decoders), whatever its results: the workflow's `claims` rule writes
+`results/<experiment>/tables/claims.csv` (and `.md`, `.html`), and `gold-textgen signatures` prints them
+with the run checks (`make demo` does, after the tables).
+
+**How a claim is tested.** Per training seed, the claim's contrast (below) is computed on the test (or
+dev) set and on 1,000 resamples of its examples, drawn jointly for every seed and every model
+(`analysis.bootstrap_resamples`). The mean contrast is tested against 0 as a claim about the method: its
+noise is the seeds' spread (the per-seed contrasts' variance over the number of seeds) plus the test set's
+variance that every seed shares (the covariance of two seeds' resampled contrasts), the seeds' variance
+integrated over its chi-square distribution (a generalized p-value: Student's t over seeds when the test set
+adds nothing, the normal test when the seeds agree; `analysis/method_test.py`, whose level the test suite
+simulates at 3, 5 and 10 seeds). The claims of one task are a family, decided at Holm-adjusted levels in
+each direction: **supported** (above 0), **contradicted** (below 0) or **inconclusive**. Each verdict
+prints its bounds at the level that decided it, so a bound beyond 0 and the verdict always agree, and its
+p-value Holm-adjusted. The significance tables use the same test.
+
+**Power against the paper.** A claim with a number in the paper carries the paper's effect to the run:
+a score difference as the paper's median relative gain over its tasks times the baseline's score on the
+run, a perplexity ratio as the paper's median ratio. Beside each verdict: the power of the run's design
+(its seeds, its test set, its measured variances) to show that effect at Holm's strictest level, and the
+seeds that would reach 80% ("none" when the test set's shared noise alone is larger than the effect: no
+number of seeds shows it on that test set). An inconclusive claim is a design too small, not a failure.
+
+A claim leaves the registry only by a commit that gives the paper's reason, never a run's; the withdrawn
+ones are listed at the end.
+
+## Contrasts
+
+"""
+
+
+def markdown() -> str:
+    lines = [HEADER.rstrip("\n"), ""]
+    lines += [f"- `{name}`: {text}" for name, text in CONTRASTS.items()]
+    lines += ["", "## The registry", ""]
+    lines += [
+        "| claim | source | statement | contrast | systems | against | decoders | the paper's effect |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for claim in CLAIMS.values():
+        statement = claim.statement.format(system="GOLD", baseline="the baseline")
+        effect = (
+            "none given (a figure)"
+            if claim.effect is None
+            else f"{claim.effect.value:.4g} ({claim.effect.scale}): {claim.effect.derivation}"
+        )
+        cells = [f"`{claim.name}`", claim.source, statement, f"`{claim.contrast}`", ", ".join(claim.systems), ", ".join(claim.baselines)]
+        lines.append("| " + " | ".join([*cells, ", ".join(claim.decoders), effect]) + " |")
+    lines += ["", "## Withdrawn", "", withdrawn_markdown()]
+    return "\n".join(lines)
+
+
+def withdrawn_markdown() -> str:
+    """The claims once tested and withdrawn, with the paper's reason."""
+    lines = ["Claims withdrawn from the registry, with the paper's reason:", ""]
+    lines += [f"- {claim}: {reason}" for claim, reason in WITHDRAWN.items()] or ["- none"]
+    return "\n".join(lines) + "\n"
