@@ -32,7 +32,7 @@ import yaml
 from gold_textgen.analysis.demo_signatures import run_checks, verdicts
 from gold_textgen.cli.overrides import overrides_layer
 from gold_textgen.workflow.claims_reference import withdrawn_markdown
-from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
+from gold_textgen.workflow.layers import config_layers, experiment_name, merge_layers, merged_config
 from gold_textgen.workflow.schema import validate_config
 
 from . import results_page
@@ -42,16 +42,22 @@ REPO = Path(__file__).resolve().parents[1]
 VARIATIONS = {"one_thread": (1, 0), "two_threads": (2, 0), "other_seeds": (1, 100)}  # threads per job, seed shift
 
 
+def named(overrides: dict, files: list[str]) -> dict:
+    """The `--set` overrides as an overlay that keeps the experiment's name (one that sets none would be
+    named after its own file)."""
+    name = experiment_name(config_layers(REPO / "config.yaml", files))
+    return {**overrides, "experiment": {**overrides.get("experiment", {}), "name": name}}
+
+
 def run_variation(name: str, workdir: Path, configfiles: list[str], overrides: dict, cores: str) -> Path:
     """Run the experiment in `workdir` under variation `name` (the `--set` overrides as a last overlay);
     returns its results folder."""
     threads, shift = VARIATIONS[name]
     files = [str(Path(path).resolve()) for path in configfiles]
     workdir.mkdir(parents=True, exist_ok=True)
-    if overrides:  # the experiment keeps its name (an overlay that sets none would be named after its file)
+    if overrides:
         overlay = workdir / "overrides.yaml"
-        name = experiment_name(config_layers(REPO / "config.yaml", files))
-        overlay.write_text(yaml.safe_dump({**overrides, "experiment": {**overrides.get("experiment", {}), "name": name}}))
+        overlay.write_text(yaml.safe_dump(named(overrides, files)))
         files.append(str(overlay))
     experiment = validate_config(merged_config(REPO / "config.yaml", files))["experiment"]
     if shift:  # the same experiment (its name kept) on other seeds
@@ -103,10 +109,12 @@ def verdict_table(results: dict[str, Path], task: str) -> str:
     return text
 
 
-def record_run(record: Path, results: dict[str, Path], task: str, heading: str, command: list[str]) -> None:
+def record_run(record: Path, results: dict[str, Path], task: str, heading: str, command: list[str], config: dict) -> None:
     """Keep what a results page quotes: per variation its claims and Tables 1 and 2 as the workflow wrote
-    them, the combined verdict table and the withdrawn claims, and where it ran."""
+    them, the combined verdict table, the withdrawn claims, the experiment's config (its first variation's,
+    validated), and where it ran."""
     record.mkdir(parents=True, exist_ok=True)
+    (record / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     for name, folder in results.items():
         for table in ("claims.md", "claims.csv", "table1_main.md", "table2_decoding.md"):
             if (folder / "tables" / table).is_file():
@@ -150,9 +158,10 @@ def main(argv: list[str] | None = None) -> None:
     heading = f"Claims under {', '.join(chosen)}; {machine()}.\n\n"
     print(heading + verdict_table(results, args.task))
     if args.record:
-        record_run(
-            args.record, results, args.task, heading, ["python", "-m", "benchmarks.claims", *(argv if argv is not None else sys.argv[1:])]
-        )
+        command = ["python", "-m", "benchmarks.claims", *(argv if argv is not None else sys.argv[1:])]
+        files = [str(Path(path).resolve()) for path in args.configfile]
+        layers = config_layers(REPO / "config.yaml", files) + ([("--set", named(overrides, files))] if overrides else [])
+        record_run(args.record, results, args.task, heading, command, validate_config(merge_layers(layers)))
     if args.page:
         results_page.write(args.page, args.record)
 
