@@ -151,6 +151,18 @@ def test_status_says_snakemakes_reason_and_exits_non_zero_with_jobs_pending(monk
         (["plan", "config.yaml", "--device", "{tmp}/empty.yaml"], {"empty.yaml": ""}, "empty.yaml: not a device profile"),
         (["plan", "config.yaml", "--device", "{tmp}/bad.yaml"], {"bad.yaml": "rates: [1\n"}, "bad.yaml: not YAML"),
         (["plan", "config.yaml", "--slots", "-1"], {}, "Invalid value for '--slots'"),
+        (["plan", "configs/smoke.yaml", "--set", "tasks=null"], {}, "config key tasks: None is not of type 'object'"),
+        (["plan", "configs/smoke.yaml", "--set", "tasks.demo=3"], {}, "config key tasks.demo: 3 is not of type 'object'"),
+        (
+            ["plan", "config.yaml", "--device", "{tmp}/types.yaml"],
+            {"types.yaml": "device: cpu\nthreads: two\nmeasured: {}\njob_start_s: 1\ncpu_job_s: 1\ntasks: {}\n"},
+            "types.yaml: not a device profile: threads: 'two' is not of type 'integer'",
+        ),
+        (
+            ["plan", "config.yaml", "--device", "{tmp}/rates.yaml"],
+            {"rates.yaml": "device: cpu\nthreads: 2\nmeasured: {}\njob_start_s: 1\ncpu_job_s: 1\ntasks: {k: {task: demo, update_s: fast}}\n"},
+            "rates.yaml: not a device profile: tasks.k",
+        ),
         (["signatures", "--results", "{tmp}/nope"], {}, "no trained models of task demo under"),
     ],
 )

@@ -66,7 +66,10 @@ def take_switched_sources(config: dict, layers: Sequence[tuple[str, dict]]) -> N
     """Overlays merge key by key, except a task's `source` whose `kind` a later layer changes: from that
     layer on, the source block is taken whole (merged over the later layers only), so keys of one source
     kind (a synthetic task's `num_train`) never leak into another (a `local` source)."""
-    for task, settings in config.get("tasks", {}).items():
+    tasks = config.get("tasks")
+    if not isinstance(tasks, dict):  # not a mapping of tasks: the schema's check names the key
+        return
+    for task, settings in tasks.items():
         kinds = [(index, layer_source(layer, task).get("kind")) for index, (_, layer) in enumerate(layers)]
         kinds = [(index, kind) for index, kind in kinds if kind is not None]
         switches = [index for (index, kind), (_, before) in zip(kinds[1:], kinds, strict=False) if kind != before]
@@ -78,8 +81,10 @@ def take_switched_sources(config: dict, layers: Sequence[tuple[str, dict]]) -> N
 
 
 def layer_source(layer: dict, task: str) -> dict:
-    source = ((layer.get("tasks") or {}).get(task) or {}).get("source")
-    return source if isinstance(source, dict) else {}
+    node: object = layer
+    for key in ("tasks", task, "source"):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else {}
 
 
 def _deep_merge(base: dict, update: dict) -> dict:

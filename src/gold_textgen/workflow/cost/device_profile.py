@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 from ..errors import ConfigError
@@ -78,6 +79,56 @@ class Rates:
         return Rates(self.update * factor, self.fine_tune_update * factor, self.forward * factor, decode, self.job_start, origin)
 
 
+SECONDS = {"type": "number", "minimum": 0}
+# What a device profile holds (benchmarks.device_profile writes it): a value of the wrong type is refused by
+# name when the profile is read, not met later as a traceback of the plan.
+PROFILE_SCHEMA = {
+    "type": "object",
+    "required": ["device", "threads", "measured", "job_start_s", "cpu_job_s", "tasks"],
+    "properties": {
+        "device": {"type": "string"},
+        "threads": {"type": "integer", "minimum": 1},
+        "measured": {"type": "object"},
+        "job_start_s": SECONDS,
+        "cpu_job_s": SECONDS,
+        "warm_job_start_s": SECONDS,
+        "warm_cpu_job_s": SECONDS,
+        "tasks": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["task", "architecture", "size", "tokens", "update_s", "forward_s", "decode_s"],
+                "properties": {
+                    "task": {"type": "string"},
+                    "architecture": {"type": ["string", "null"]},
+                    "size": {"type": ["number", "null"], "minimum": 0},
+                    "tokens": {"type": "integer", "minimum": 1},
+                    "threads": {"type": "integer", "minimum": 1},
+                    "update_s": SECONDS,
+                    "fine_tune_update_s": SECONDS,
+                    "forward_s": SECONDS,
+                    "decode_s": {
+                        "type": "object",
+                        "minProperties": 1,
+                        "additionalProperties": SECONDS,
+                        "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def profile_problem(data: object) -> str | None:
+    """The first way `data` is not a device profile, naming the key ('tasks.<key>.update_s: ...'); None if it is one."""
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(PROFILE_SCHEMA).iter_errors(data))
+    if error is None:
+        return None
+    where = ".".join(str(part) for part in error.absolute_path)
+    return f"{where}: {error.message}" if where else error.message
+
+
 @dataclass(frozen=True)
 class DeviceProfile:
     device: str
@@ -103,9 +154,12 @@ class DeviceProfile:
             raise ConfigError(f"{path}: not YAML ({getattr(error, 'problem', None) or error})") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: not a device profile (device, threads, ..., tasks: benchmarks.device_profile writes one)")
-        missing = [key for key in ("device", "threads", "measured", "job_start_s", "cpu_job_s", "tasks") if key not in data]
+        missing = [key for key in PROFILE_SCHEMA["required"] if key not in data]
         if missing:
             raise ConfigError(f"{path}: not a device profile (missing {', '.join(missing)})")
+        problem = profile_problem(data)
+        if problem:
+            raise ConfigError(f"{path}: not a device profile: {problem} (benchmarks.device_profile writes one)")
         warm = data.get("warm_job_start_s"), data.get("warm_cpu_job_s")
         return cls(data["device"], data["threads"], data["measured"], data["job_start_s"], data["cpu_job_s"], data["tasks"], path, *warm)
 
