@@ -160,7 +160,7 @@ def test_status_says_snakemakes_reason_and_exits_non_zero_with_jobs_pending(monk
         ),
         (
             ["plan", "config.yaml", "--device", "{tmp}/rates.yaml"],
-            {"rates.yaml": "device: cpu\nthreads: 2\nmeasured: {}\njob_start_s: 1\ncpu_job_s: 1\ntasks: {k: {task: demo, update_s: fast}}\n"},
+            {"rates.yaml": "device: cpu\nthreads: 2\nmeasured: {}\njob_start_s: 1\ncpu_job_s: 1\ntasks: {k: {update_s: fast}}\n"},
             "rates.yaml: not a device profile: tasks.k",
         ),
         (["signatures", "--results", "{tmp}/nope"], {}, "no trained models of task demo under"),
