@@ -9,7 +9,8 @@ seeds that would reach 80%.
 
 Variations: `one_thread` (every model job on 1 thread, the resource table's CPU default), `two_threads`
 (every model job on 2), `other_seeds` (1 thread, the experiment's seeds shifted by 100). Each runs the
-whole workflow in its own folder, nothing reused; the claims are those its `claims` rule tested. `--record`
+whole workflow in its own folder, nothing reused (`--reuse`: the folders of an earlier call brought up to
+date, Snakemake rerunning only what changed); the claims are those its `claims` rule tested. `--record`
 keeps what the docs quote (each variation's claims table and Tables 1 and 2, the combined table, the
 withdrawn claims, the machine and commit: benchmarks/results_page.py), and `--page` regenerates a results page's
 generated blocks from that record.
@@ -135,7 +136,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cores", default="2")
     parser.add_argument("--variations", default=",".join(VARIATIONS), help=f"comma-separated, of {', '.join(VARIATIONS)}")
     parser.add_argument("--workdir", type=Path, help="where the variations run, one folder each (default: a new temporary folder)")
-    parser.add_argument("--reuse", action="store_true", help="read finished variations in --workdir instead of running them")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="bring the variations already in --workdir up to date (Snakemake reruns only what changed since) instead of clean runs",
+    )
     parser.add_argument("--record", type=Path, help="keep the files a results page quotes in this folder")
     parser.add_argument("--page", type=Path, help="regenerate this results page's generated blocks from --record")
     args = parser.parse_args(argv)
@@ -147,16 +152,13 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--page regenerates a page from --record: name the record folder")
     base = args.workdir or Path(tempfile.mkdtemp(prefix="gold-bench-claims-"))
     overrides = overrides_layer(args.set)
-    if args.reuse:
-        files = [str(Path(path).resolve()) for path in args.configfile]
-        name = experiment_name(config_layers(REPO / "config.yaml", files))
-        results = {variation: base / variation / "results" / name for variation in chosen}
-    else:
+    if not args.reuse:
         taken = [base / name for name in chosen if (base / name).exists() and any((base / name).iterdir())]
         if taken:
-            parser.error(f"{taken[0]} is not empty: each variation needs a clean folder")
-        results = {name: run_variation(name, base / name, args.configfile, overrides, args.cores) for name in chosen}
-    heading = f"Claims under {', '.join(chosen)}; {machine()}.\n\n"
+            parser.error(f"{taken[0]} is not empty: each variation needs a clean folder (or --reuse)")
+    results = {name: run_variation(name, base / name, args.configfile, overrides, args.cores) for name in chosen}
+    heading = f"Claims under {', '.join(chosen)}; {machine()}"
+    heading += " (folders of an earlier call brought up to date: only what changed since was rerun).\n\n" if args.reuse else ".\n\n"
     print(heading + verdict_table(results, args.task))
     if args.record:
         command = ["python", "-m", "benchmarks.claims", *(argv if argv is not None else sys.argv[1:])]

@@ -1,5 +1,5 @@
-"""The claims table as readers see it (analysis/claims.py computes it): its markdown, the note on the
-method, and the claims the registry withdrew."""
+"""The claims table as readers see it (analysis/claims.py computes it): its markdown and the note on the
+method."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 
 import pandas as pd
 
-from ..workflow.claims_reference import withdrawn_markdown
 from .markdown import markdown_table
 
 
@@ -49,5 +48,4 @@ def to_markdown(table: pd.DataFrame) -> str:
         cells = [row["task"], row["verdict"], f"{row['name']}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
         cells += [_number(decided), _number(row["paper_effect"]), _number(row["power"]), needed, row["per_seed"]]
         rows.append(cells)
-    text = markdown_table(headers, rows) + "\n\n" + method_note() + "\n"
-    return text + "\n" + withdrawn_markdown()
+    return markdown_table(headers, rows) + "\n\n" + method_note() + " Withdrawn claims: docs/reference/claims.md.\n"
