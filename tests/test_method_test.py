@@ -130,3 +130,5 @@ def test_power_is_the_simulated_rejection_rate_and_seeds_needed_reach_eighty_per
     # the minimum detectable effect has 80% power on its side
     mde = method_test.minimum_detectable_effect(noise, 0.05)
     assert method_test.critical_power(mde, noise, 0.025) == pytest.approx(0.8, abs=2e-3)
+    # one seed: the test set's noise alone, (z_0.975 + z_0.8) x its standard error
+    assert method_test.minimum_detectable_effect(Noise(0.0, 0.04, 1), 0.05) == pytest.approx((1.959964 + 0.841621) * 0.2, rel=1e-5)

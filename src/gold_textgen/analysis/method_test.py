@@ -169,7 +169,7 @@ def _critical_means(noise: Noise, level: float) -> np.ndarray:
     """The mean contrast above which the one-sided test rejects at `level`, for each of POWER_GRID
     equally likely estimates of the seeds' variance (the true variances being `noise`'s): bisection on all
     of them at once, between 0 and a mean that every scale of the mixture rejects."""
-    freedom = noise.seeds - 1
+    freedom = max(noise.seeds - 1, 1)  # one seed: no seeds' variance, the grid multiplies 0
     seed_parts = noise.seed_variance * _chi_square_grid(freedom, POWER_GRID) / freedom / noise.seeds
     largest = np.sqrt(seed_parts * freedom / _chi_square_grid(freedom, POWER_GRID_P)[0] + noise.shared)
     low, high = np.zeros(POWER_GRID), stats.norm.isf(level) * largest
@@ -182,8 +182,8 @@ def _critical_means(noise: Noise, level: float) -> np.ndarray:
 
 def critical_power(effect: float, noise: Noise, level: float) -> float:
     """The chance the one-sided test at `level` shows a true effect `effect` (above 0) with `noise`'s
-    variances and number of seeds."""
-    if noise.seeds < 2 or not noise.variance > 0:
+    variances and number of seeds (one seed: the test set's noise alone)."""
+    if not noise.testable:
         return float("nan")
     critical = _critical_means(noise, level)
     return float(stats.norm.sf((critical - effect) / np.sqrt(noise.variance)).mean())
