@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 CFF_VENV := .venv-cff
 CORES ?= all
 
-.PHONY: help setup demo test suite test-fast lint citation format docs clean
+.PHONY: help setup demo test suite test-fast lint citation format docs docs-serve clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
@@ -75,8 +75,11 @@ $(CFF_VENV)/bin/cffconvert:
 	$(PYTHON) -m venv $(CFF_VENV)
 	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
 
-docs: setup  ## regenerate the generated pages (configuration and objectives references), then serve the docs site at http://127.0.0.1:8000
+docs: setup  ## regenerate the generated pages (configuration, objectives and claims references), then build the site into .site/
 	$(BIN)/python -m gold_textgen.workflow.generated_pages
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+docs-serve: docs  ## build the docs, then serve the site at http://127.0.0.1:8000 (until Ctrl-C)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 format: setup  ## reformat the code in place
