@@ -55,7 +55,7 @@ def paired_bootstrap(
 ) -> dict[str, float]:
     """Per seed the examples' statistics (n x k, the same examples in the same order on both sides);
     `indices` (R x n) the resamples. Returns the observed delta, the percentile interval of the resampled
-    deltas, their standard error and sacrebleu's paired-bootstrap p-value."""
+    deltas, their standard error, sacrebleu's paired-bootstrap p-value, and the resampled deltas themselves."""
     observed = observed_delta(system, baseline, score)
     resampled = mean_delta(system, baseline, score, lambda rows: rows[indices].sum(axis=1))
     differences = np.abs(resampled)
@@ -67,6 +67,7 @@ def paired_bootstrap(
         "high": float(high),
         "se": float(resampled.std(ddof=1)),
         "p": _p_value(differences - differences.mean(), abs(observed)),
+        "resampled": resampled,
     }
 
 

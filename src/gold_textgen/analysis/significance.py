@@ -17,7 +17,7 @@ resampled jointly across seeds): its p-value `p` and interval (`low`, `high`). I
 of seeds (tests/test_method_test.py simulates it). With one seed it is the test set's alone: these models,
 not the method. `p_holm` is Holm's adjustment across the objectives of one table (task, baseline and metric), and
 "significant" means `p_holm` below 1 - confidence. `mde` is the smallest difference that test detects
-with 80% power at Holm's strictest level (alpha / the comparisons of the family), exactly (noncentral t).
+with 80% power at Holm's strictest level (alpha / the comparisons of the family).
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ class SeedDelta:
 class Comparison:
     """The system minus the baseline on one metric: the mean over seeds of the per-seed deltas; the test
     that decides (analysis/method_test.py: the seeds' spread and the test set's shared variance, its
-    interval and two-sided p-value); for information the test-set interval and randomization p-value, and the seed interval and
-    t-test p-value (NaN for one seed)."""
+    interval and two-sided p-value); for information the test-set interval and randomization p-value,
+    and the seed interval and t-test p-value (NaN for one seed)."""
 
     delta: float
     low: float
@@ -111,7 +111,7 @@ def compare(
     for seed, mine, base in zip(seeds, ours, theirs, strict=True):
         one = paired_tests.paired_bootstrap([mine], [base], scorer, indices, confidence)
         per_seed.append(SeedDelta(seed, one["delta"], one["low"], one["high"]))
-        resampled.append(paired_tests.mean_delta([mine], [base], scorer, lambda rows: rows[indices].sum(axis=1)))
+        resampled.append(one["resampled"])  # the same indices for every seed: joint resamples
     overall = paired_tests.paired_bootstrap(ours, theirs, scorer, indices, confidence)
     if column in MEAN_METRICS:
         p_randomization = paired_tests.paired_permutation(
