@@ -11,6 +11,7 @@ from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, 
 from gold_textgen.analysis.method_test import Noise
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
 from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.checked_parquet import write_checked_parquet
 from gold_textgen.workflow.files import write_jsonl
 from gold_textgen.workflow.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
 
@@ -107,7 +108,7 @@ def write_run(root, name, hypotheses, references, nll_rows):
         generations, [{"id": str(i), "hypothesis": h, "reference": r} for i, (h, r) in enumerate(zip(hypotheses, references, strict=True))]
     )
     nll = root / f"{name}.parquet"
-    pd.DataFrame(nll_rows, columns=["example", "position", "token_id", "nll", "correct"]).to_parquet(nll)
+    write_checked_parquet(pd.DataFrame(nll_rows, columns=["example", "position", "token_id", "nll", "correct"]), nll)
     return ExampleStatistics(Run("t", name, 1, str(generations), str(nll)), Scoring())
 
 

@@ -10,6 +10,7 @@ from gold_textgen.analysis.paper_comparison import ExampleStatistics, OurModel, 
 from gold_textgen.evaluation import metrics
 from gold_textgen.evaluation.lead3 import lead, split_sentences
 from gold_textgen.evaluation.metrics import Scoring
+from gold_textgen.workflow.checked_parquet import write_checked_parquet
 
 
 def test_sentences_split_at_newlines_or_sentence_ends():
@@ -39,7 +40,7 @@ def write_run(tmp_path, name, hypotheses, references, nll=None) -> Run:
     if nll is not None:
         nll_path = tmp_path / f"{name}.parquet"
         table = pd.DataFrame([{"example": e, "position": p, "nll": v} for e, values in enumerate(nll) for p, v in enumerate(values)])
-        table.to_parquet(nll_path)
+        write_checked_parquet(table, nll_path)
     return Run("t", "mle", 1, str(generations), str(nll_path) if nll_path else None)
 
 

@@ -154,13 +154,44 @@ def test_a_vocabulary_with_no_word_is_refused():
 
 
 def test_a_damaged_reward_cache_says_how_to_rebuild_it(tmp_path):
+    """Every way a cache can stop being what its job wrote is refused where fine-tuning reads it, naming the
+    file: cut short, one byte flipped anywhere, written by another program, an NLL below 0 or not a number."""
     import pandas as pd
 
     from gold_textgen.training.reward_cache import read_reward_cache
+    from gold_textgen.workflow.checked_parquet import write_checked_parquet
 
     cache = tmp_path / "train.parquet"
-    pd.DataFrame({"example": [0, 0], "position": [0, 1], "token_id": [5, 2], "nll": [0.5, 0.1]}).to_parquet(cache)
-    assert len(read_reward_cache(cache)) == 2
-    cache.write_bytes(cache.read_bytes()[: len(cache.read_bytes()) // 2])  # a copy cut short
-    with pytest.raises(ValueError, match=r"reward cache .*train\.parquet cannot be read .* delete it and run the workflow again"):
+    rows = 40
+    table = pd.DataFrame({"example": [i // 4 for i in range(rows)], "position": [i % 4 for i in range(rows)], "token_id": [5] * rows})
+    write_checked_parquet(table.assign(nll=[0.5 + 0.01 * i for i in range(rows)]), cache)
+    written = cache.read_bytes()
+    assert len(read_reward_cache(cache)) == rows
+    cache.write_bytes(written[: len(written) // 2])  # a copy cut short
+    with pytest.raises(ValueError, match=r"train\.parquet cannot be read .* delete it and run the workflow again.*rule cache_rewards"):
         read_reward_cache(cache)
+    for offset in range(4, len(written) - 8, 11):  # a bit flipped across the file: refused or harmless, never a changed reward
+        flipped = bytearray(written)
+        flipped[offset] ^= 0x10
+        cache.write_bytes(bytes(flipped))
+        try:
+            assert read_reward_cache(cache).equals(read_reward_cache_of(written, tmp_path)), offset
+        except ValueError as error:
+            assert "train.parquet" in str(error)
+    table.assign(nll=0.5).to_parquet(cache)  # pandas' own parquet: no digest to check
+    with pytest.raises(ValueError, match=r"train\.parquet holds no content digest"):
+        read_reward_cache(cache)
+    for value in (-0.01, float("nan")):  # p_MLE above 1, or no number
+        write_checked_parquet(table.assign(nll=[0.5] * 7 + [value] + [0.5] * (rows - 8)), cache)
+        with pytest.raises(
+            ValueError, match=r"train\.parquet: 1 token\(s\) with an NLL that is not a number or below 0 .*row 7, example 1, position 3"
+        ):
+            read_reward_cache(cache)
+
+
+def read_reward_cache_of(data: bytes, folder):
+    from gold_textgen.training.reward_cache import read_reward_cache
+
+    path = folder / "intact.parquet"
+    path.write_bytes(data)
+    return read_reward_cache(path)

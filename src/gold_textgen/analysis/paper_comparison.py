@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation import metrics, sacrebleu_statistics
+from ..evaluation.token_table import read_token_table
 from ..workflow.files import read_jsonl
 from ..workflow.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
 from ..workflow.views import entry_run
@@ -105,7 +106,7 @@ class ExampleStatistics:
         """Summed token NLL and token count per example (None for a run without an NLL table)."""
         if self.nll_path is None:
             return None
-        table = pd.read_parquet(self.nll_path).groupby("example")["nll"].agg(["sum", "count"])
+        table = self._token_nll.groupby("example")["nll"].agg(["sum", "count"])
         table = table.reindex(range(len(self.ids)), fill_value=0)
         return table["sum"].to_numpy(float), table["count"].to_numpy(float)
 
@@ -113,7 +114,7 @@ class ExampleStatistics:
     def _token_nll(self) -> pd.DataFrame:
         if self.nll_path is None:
             raise ValueError(f"{self.generations}: the token NLL shares need the run's NLL table, and it has none")
-        return pd.read_parquet(self.nll_path, columns=["example", "nll"])
+        return read_token_table(self.nll_path, "its evaluate rule")
 
     def _token_share(self, inside) -> np.ndarray:
         """Per example: its reference tokens whose NLL `inside` selects, and all its tokens."""

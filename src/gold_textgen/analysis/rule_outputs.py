@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..evaluation.token_table import read_token_table
 from ..workflow.files import read_jsonl, write_csv
 from . import figures, objective_names
 from .diversity import diversity_row
@@ -20,7 +21,7 @@ Paths = Mapping[str, str | Path]
 
 
 def _read_tables(paths: Paths) -> dict[str, pd.DataFrame]:
-    return {name: pd.read_parquet(path) for name, path in paths.items()}
+    return {name: read_token_table(path, "its evaluate rule") for name, path in paths.items()}
 
 
 def write_nll_histogram(nll_paths: Paths, figure_path, summary_path) -> pd.DataFrame:

@@ -17,6 +17,7 @@ import pandas as pd
 from ..data.vocabulary_coverage import UNK_WARNING_RATE
 from ..workflow.files import read_json, read_jsonl, write_json
 from . import metrics, sacrebleu_statistics
+from .token_table import read_token_table
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ def score_generations(
 
 
 def write_scores(generations_path: Path, nll_path: Path | None, output_path: Path, labels: dict, scoring: metrics.Scoring) -> dict:
-    nll_table = pd.read_parquet(nll_path) if nll_path is not None else None
+    nll_table = read_token_table(nll_path, "its evaluate rule") if nll_path is not None else None
     scores = {**labels, **score_generations(read_jsonl(generations_path), nll_table, scoring)}
     write_json(output_path, scores)
     return scores

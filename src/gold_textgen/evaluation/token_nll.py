@@ -37,7 +37,8 @@ from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, 
 from ..data.token_features import input_features
 from ..data.tokenization import leading_target_specials, load_tokenizer
 from ..models.transformer import load_pretrained_model
-from ..workflow.files import atomic_open, read_jsonl
+from ..workflow.checked_parquet import write_checked_parquet
+from ..workflow.files import read_jsonl
 from ..workflow.runtime import pick_device
 from ..workflow.views import is_causal
 
@@ -109,7 +110,6 @@ def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Pa
     batch_size = task["generation"]["batch_size"]
     lengths = (task["max_source_length"], task["max_target_length"])
     table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, input_features(task["model"]), causal)
-    with atomic_open(output_path, "wb") as handle:
-        table.to_parquet(handle, index=False)
+    write_checked_parquet(table, output_path)  # its digest, checked by every reader (token_table.py)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))
     return table

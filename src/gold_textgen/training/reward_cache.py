@@ -13,21 +13,16 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pandas as pd
-import pyarrow
 
+from ..evaluation.token_table import read_token_table
 from .fine_tune_trainer import REWARD_FIELD
 
 
 def read_reward_cache(path: str | Path) -> pd.DataFrame:
-    """The cache file at `path`; one that cannot be read (truncated or damaged since it was written: a copy
-    cut short, a full disk) is an error that says how to rebuild it, not a bare parquet traceback."""
-    try:
-        return pd.read_parquet(path)
-    except (OSError, ValueError, pyarrow.ArrowException) as error:
-        raise ValueError(
-            f"the reward cache {path} cannot be read ({type(error).__name__}: {error}): it was damaged after it was written; "
-            "delete it and run the workflow again, which rebuilds it (rule cache_rewards) and trains nothing else anew"
-        ) from None
+    """The cache file at `path`, checked as every token table is read (evaluation/token_table.py): one that
+    was damaged or changed since it was written (a copy cut short, a flipped byte), or holds an NLL that is no
+    number or below 0, is an error that names the file (and the row) and says how to rebuild it."""
+    return read_token_table(path, "rule cache_rewards, which retrains nothing else")
 
 
 def attach_cached_rewards(train_set: datasets.Dataset, table: pd.DataFrame) -> datasets.Dataset:
