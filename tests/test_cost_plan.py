@@ -125,12 +125,8 @@ def test_recorded_examples_stand_in_for_a_split_nothing_can_count_before_the_dow
 
 
 def test_the_recorded_updates_are_those_of_the_documented_runs():
-    """The counts a fresh clone's plan expects are those of the runs the results pages quote (their recorded
-    training summaries, docs/results/runs/): nqg_real's mean per objective, the demo's MLE within its runs'."""
-    nqg = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))
-    runs = pd.read_csv(REPO / "docs" / "results" / "runs" / "nqg_real" / "one_thread-training_summary.csv")
-    for objective, updates in runs.groupby("objective")["global_step"].mean().items():
-        assert nqg["cost"]["expected_updates"]["nqg_real"][objective] == pytest.approx(updates, rel=0.05), objective
+    """The MLE updates a fresh clone's plan expects for the demo lie within those of the runs its results page
+    quotes (their recorded training summaries, docs/results/runs/demo/)."""
     demo = pd.read_csv(REPO / "docs" / "results" / "runs" / "demo" / "one_thread-training_summary.csv")
     mle = demo[demo["objective"] == "mle"]["global_step"]
     assert mle.min() <= demo_config()["cost"]["expected_updates"]["demo"]["mle"] <= mle.max()

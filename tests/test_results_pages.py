@@ -6,16 +6,20 @@ from conftest import REPO
 
 from benchmarks import results_page
 
-# The results pages whose verdicts and figures are generated from recorded runs.
-GENERATED_PAGES = ["docs/results/demo.md", "docs/results/standard-models.md"]
+# The results pages whose verdicts and figures come from recorded runs (standard-models.md: none recorded
+# yet, so it may state no figure at all).
+RESULTS_PAGES = ["docs/results/demo.md", "docs/results/standard-models.md"]
 
 
-@pytest.mark.parametrize("page", GENERATED_PAGES)
+@pytest.mark.parametrize("page", RESULTS_PAGES)
 def test_a_results_page_quotes_its_recorded_runs_and_states_no_other_figure(page):
     path = REPO / page
-    assert results_page.blocks(path), f"{page} has no generated block"
     assert path.read_text() == results_page.render(path), f"{page} is stale: python -m benchmarks.results_page {page}"
     assert results_page.unheld_figures(path) == [], f"{page} states figures no recorded run file holds"
+
+
+def test_the_demo_page_has_its_verdicts_from_a_recorded_run():
+    assert [source.name for source in results_page.blocks(REPO / "docs/results/demo.md")][:2] == ["verdicts.md", "withdrawn.md"]
 
 
 def test_a_figure_typed_by_hand_is_found_and_a_block_is_filled_from_its_file(tmp_path):
