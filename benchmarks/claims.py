@@ -4,7 +4,7 @@ covers, each variation's verdict (analysis/claims.py), with the power against th
 seeds that would reach 80%.
 
     python -m benchmarks.claims [--configfile configs/<name>.yaml] [--set KEY=VALUE ...] [--task demo] [--cores 2]
-        [--variations one_thread,two_threads,other_seeds] [--workdir DIR] [--record docs/results/runs/demo]
+        [--variations one_thread,two_threads,other_seeds] [--workdir DIR] [--record docs/runs/demo]
         [--page docs/results/demo.md]
 
 Variations: `one_thread` (every model job on 1 thread, the resource table's CPU default), `two_threads`

@@ -3,7 +3,7 @@
 A page (docs/results/*.md) holds generated blocks, each naming the file it is copied from, relative to
 the page (a run's record, written by `python -m benchmarks.claims --record ...`):
 
-    <!-- generated from runs/demo/verdicts.md -->
+    <!-- generated from ../runs/demo/verdicts.md -->
     ...the file's text...
     <!-- end of generated block -->
 

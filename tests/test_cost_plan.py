@@ -126,8 +126,8 @@ def test_recorded_examples_stand_in_for_a_split_nothing_can_count_before_the_dow
 
 def test_the_recorded_updates_are_those_of_the_documented_runs():
     """The MLE updates a fresh clone's plan expects for the demo lie within those of the runs its results page
-    quotes (their recorded training summaries, docs/results/runs/demo/)."""
-    demo = pd.read_csv(REPO / "docs" / "results" / "runs" / "demo" / "one_thread-training_summary.csv")
+    quotes (their recorded training summaries, docs/runs/demo/)."""
+    demo = pd.read_csv(REPO / "docs" / "runs" / "demo" / "one_thread-training_summary.csv")
     mle = demo[demo["objective"] == "mle"]["global_step"]
     assert mle.min() <= demo_config()["cost"]["expected_updates"]["demo"]["mle"] <= mle.max()
 

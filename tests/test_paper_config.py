@@ -41,6 +41,7 @@ EXPECTED_JOBS = {
     "table2": 1,
     "objectives_table": 1,
     "significance": 1,  # each objective against MLE, for Table 1, the main table and the objectives table
+    "claims": 1,  # the paper's registered claims the grid covers
     "table4": 1,  # on-policy fine-tuning of the standard models
     "paper_comparison": 1,
     **{rule: TASKS for rule in ("nll_histogram", "nll_by_time_step", "exposure_bias", "diversity", "examples", "human_eval_sheet")},

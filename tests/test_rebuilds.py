@@ -71,8 +71,9 @@ def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
-    # each model's dev runs, and the tables that read them; the analyses read test outputs
-    assert counts == {"evaluate_valid": 5, "table2": 1, "objectives_table": 1, "all": 1}
+    # each model's dev runs (one job decodes a model's whole sweep), and what reads them: the tables, and the
+    # claims (the top-k 5 drop reads the same jobs' greedy and top-k outputs); the analyses read test outputs
+    assert counts == {"evaluate_valid": 5, "table2": 1, "objectives_table": 1, "claims": 1, "all": 1}
 
 
 def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_path):

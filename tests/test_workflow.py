@@ -29,6 +29,7 @@ EXPECTED_JOBS = {
     "table2": 1,
     "objectives_table": 1,
     "significance": 1,  # each objective against MLE, for Table 1, the main table and the objectives table
+    "claims": 1,  # the paper's registered claims the grid covers
     "nll_histogram": 1,
     "nll_by_time_step": 1,
     "exposure_bias": 1,
