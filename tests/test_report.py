@@ -30,7 +30,7 @@ REPORTED = [
     "results/smoke/figures/demo/exposure_bias.png",
 ]
 REPORTED += ["results/smoke/figures/demo/training_curves.png", "results/smoke/figures/objectives.png"]
-REPORTED_TABLES = ("main", "table1_main", "table2_decoding", "objectives", "significance", "demo/diversity", "demo/examples")
+REPORTED_TABLES = ("main", "table1_main", "table2_decoding", "objectives", "significance", "claims", "demo/diversity", "demo/examples")
 REPORTED += [f"results/smoke/tables/{name}.html" for name in REPORTED_TABLES]
 
 
