@@ -73,7 +73,7 @@ def measured(contrasts, shared=0.0, effect=None, claim="quality_gold_s"):
 
 def test_verdicts_agree_with_their_bounds_and_holm_adjusted_p_values():
     rng = np.random.default_rng(0)
-    for _ in range(40):
+    for _ in range(12):
         family = [measured(rng.normal(rng.normal(0, 1), 0.5, 3), shared=rng.uniform(0, 0.2)) for _ in range(4)]
         for verdict in decide(family):
             assert (verdict.verdict == SUPPORTED) == (verdict.low > 0) == (verdict.p_for_holm < 0.05)

@@ -53,8 +53,8 @@ def test_the_method_test_holds_its_level_with_seed_and_shared_test_set_noise(see
     tolerance = alpha + 3 * np.sqrt(alpha * (1 - alpha) / reps)
     for name, mix in MIXES.items():
         mean, seed_part, shared = simulated_runs(rng, reps, seeds, mix)
-        supported = np.mean(method_test.p_above(mean, seed_part, shared, seeds, 400) < alpha)
-        contradicted = np.mean(method_test.p_above(-mean, seed_part, shared, seeds, 400) < alpha)
+        supported = np.mean(method_test.p_above(mean, seed_part, shared, seeds, 200) < alpha)
+        contradicted = np.mean(method_test.p_above(-mean, seed_part, shared, seeds, 200) < alpha)
         assert supported <= tolerance, f"{name}: {supported:.3f} of true nulls supported at {seeds} seeds"
         assert contradicted <= tolerance, f"{name}: {contradicted:.3f} of true nulls contradicted at {seeds} seeds"
 
