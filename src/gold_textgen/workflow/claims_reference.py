@@ -16,8 +16,8 @@ tasks, objectives and decoders), whatever its results: the workflow's `claims` r
 with the run checks (`make demo` does, after the tables).
 
 **How a claim is tested.** Per training seed, the claim's contrast (below) is computed on the test (or
-dev) set and on 1,000 resamples of its examples, drawn jointly for every seed and every model
-(`analysis.bootstrap_resamples`). The mean contrast is tested against 0 as a claim about the method: its
+dev) set and on resamples of its examples (as many as `analysis.bootstrap_resamples`), drawn jointly for
+every seed and every model. The mean contrast is tested against 0 as a claim about the method: its
 noise is the seeds' spread (the per-seed contrasts' variance over the number of seeds) plus the test set's
 variance that every seed shares (the covariance of two seeds' resampled contrasts), the seeds' variance
 integrated over its chi-square distribution (a generalized p-value: Student's t over seeds when the test set
