@@ -47,6 +47,24 @@ def test_a_fresh_checkout_with_newer_scripts_and_copied_results_plans_nothing(ti
     assert "Nothing to be done" in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
 
 
+def test_a_copy_that_drops_file_times_plans_nothing_and_a_changed_input_still_reruns(tiny_run, tmp_path):
+    """`cp -r` (or scp, rsync without -t): every file of the copy gets a time of its own, here shuffled so
+    that outputs are older than their inputs; the recorded contents give the times back
+    (workflow/file_times.py). An input whose contents then change reruns what reads it, and only that."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True, copy_function=shutil.copy)
+    files = sorted(path for path in workdir.rglob("*") if path.is_file() and not path.is_symlink())
+    for rank, path in enumerate(reversed(files)):  # later in the tree, older: outputs before their inputs
+        os.utime(path, (1_700_000_000 + rank, 1_700_000_000 + rank))
+    config = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
+    result = run_snakemake(workdir, "-n", *config)
+    assert "Nothing to be done" in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
+    scores = sorted(workdir.glob("results/smoke/scores/*/*/seed*/test/greedy/sample0.json"))[0]
+    scores.write_text(json.dumps({**json.loads(scores.read_text()), "edited": True}))  # the tables read it
+    planned = job_counts(run_snakemake(workdir, "-n", *config))
+    assert {"table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
+
+
 def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)

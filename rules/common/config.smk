@@ -19,6 +19,7 @@ try:
     from gold_textgen.workflow.cost import work as gold_cost_work
     from gold_textgen.workflow import code_identity as gold_code_identity
     from gold_textgen.workflow import experiment_index as gold_experiment_index
+    from gold_textgen.workflow import file_times as gold_file_times
     from gold_textgen.workflow import layers as gold_layers
     from gold_textgen.workflow import objective_catalog as gold_catalog
     from gold_textgen.workflow import overlays as gold_overlays
@@ -74,6 +75,17 @@ if EXPERIMENT["extends"]:
 RESULTS = f"results/{EXPERIMENT['name']}"
 STORE = f"results/{EXPERIMENT['extends'] or EXPERIMENT['name']}"
 LOGS = f"logs/{EXPERIMENT['name']}"
+
+# Results copied without their file times (`cp -r`) get the times of the run that wrote them back where
+# their contents are unchanged, before Snakemake compares any (workflow/file_times.py). Only the process
+# that plans: a job's own Snakemake (a SLURM step, a local subprocess) plans nothing.
+if workflow.is_main_process:
+    RESTORED_TIMES = gold_file_times.restore(Path.cwd())
+    if RESTORED_TIMES:
+        logger.info(
+            f"{RESTORED_TIMES} outputs copied without their file times got the recorded times back "
+            "(contents unchanged)"
+        )
 
 
 def experiment_path(relative):
@@ -217,6 +229,9 @@ onsuccess:
     # complete when this run's jobs covered every default target (then nothing of `all` is pending).
     built = {str(output) for job in workflow.dag.jobs for output in job.output}
     record_experiment(complete=set(map(str, final_outputs(None))) <= built)
+    # a job's benchmark file counts among its outputs when Snakemake orders jobs by time
+    timed = {str(job.benchmark) for job in workflow.dag.jobs if job.benchmark}
+    gold_file_times.record(Path.cwd(), built | timed)
 
 
 def record_experiment(complete):

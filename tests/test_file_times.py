@@ -1,0 +1,49 @@
+"""File times that survive a copy (workflow/file_times.py): an output whose time changed but whose contents
+did not gets its recorded time back; one whose contents changed keeps its new time."""
+
+from __future__ import annotations
+
+import os
+
+from gold_textgen.workflow import file_times
+
+RECORDED, LATER = 1_700_000_000_000_000_000, 1_800_000_000_000_000_000
+
+
+def outputs(workdir):
+    (workdir / "model").mkdir()
+    (workdir / "model" / "weights.bin").write_bytes(b"\x00\x01")
+    (workdir / "model" / file_times.TIMESTAMP).touch()
+    (workdir / "table.csv").write_text("a,b\n1,2\n")
+    for path in (workdir / "model" / file_times.TIMESTAMP, workdir / "table.csv"):
+        os.utime(path, ns=(RECORDED, RECORDED))
+    return ["model", "table.csv", "never_written.csv"]
+
+
+def test_unchanged_contents_get_their_recorded_times_back(tmp_path):
+    assert file_times.record(tmp_path, outputs(tmp_path)) == 2
+    for path in (tmp_path / "model" / file_times.TIMESTAMP, tmp_path / "table.csv", tmp_path / "model" / "weights.bin"):
+        os.utime(path, ns=(LATER, LATER))
+    assert file_times.restore(tmp_path) == 2
+    assert (tmp_path / "table.csv").stat().st_mtime_ns == RECORDED
+    assert (tmp_path / "model" / file_times.TIMESTAMP).stat().st_mtime_ns == RECORDED
+    assert file_times.restore(tmp_path) == 0  # nothing left to give back
+
+
+def test_changed_contents_keep_their_new_times(tmp_path):
+    file_times.record(tmp_path, outputs(tmp_path))
+    (tmp_path / "table.csv").write_text("a,b\n1,3\n")  # same size, other contents
+    (tmp_path / "model" / "weights.bin").write_bytes(b"\x00\x02")
+    for path in (tmp_path / "model" / file_times.TIMESTAMP, tmp_path / "table.csv"):
+        os.utime(path, ns=(LATER, LATER))
+    assert file_times.restore(tmp_path) == 0
+    assert (tmp_path / "table.csv").stat().st_mtime_ns == LATER
+    assert (tmp_path / "model" / file_times.TIMESTAMP).stat().st_mtime_ns == LATER
+
+
+def test_a_record_reuses_the_digest_of_an_unchanged_output_and_keeps_other_outputs(tmp_path, monkeypatch):
+    file_times.record(tmp_path, outputs(tmp_path))
+    monkeypatch.setattr(file_times, "content_digest", lambda path: "digest not needed")
+    file_times.record(tmp_path, ["table.csv"])
+    kept = file_times.read_record(tmp_path)
+    assert set(kept) == {"model", "table.csv"} and kept["table.csv"]["digest"] != "digest not needed"
