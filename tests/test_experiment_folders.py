@@ -1,5 +1,5 @@
 """One experiment per folder: the name an overlay gives, the files a folder belongs to, and the refusal
-of a run from other files that would retrain that folder's models in place."""
+of a run under other settings once the folder holds models."""
 
 from __future__ import annotations
 
@@ -45,25 +45,38 @@ def test_config_files_are_labelled_relative_to_the_project(tmp_path, monkeypatch
     assert experiment_index.source_labels([str(outside)], project) == [str(outside.resolve())]
 
 
-def test_a_run_from_other_files_that_would_retrain_a_folders_models_is_refused(tmp_path, monkeypatch):
+def test_a_folder_with_models_refuses_other_settings_whatever_the_files(tmp_path, monkeypatch):
     monkeypatch.delenv(experiment_index.REPLACE_VARIABLE, raising=False)
-    experiment_index.record_run(tmp_path, "smoke", None, ["configs/smoke.yaml"], [], "code", complete=True)
-    models = ["results/smoke/models/demo/mle/seed1", "results/smoke/models/demo/gold_s/seed1"]
-    problem = experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models)
+    settings = {"experiment": {"name": "smoke", "seeds": [1]}, "tasks": {"demo": {"mle": {"learning_rate": 5e-4}}}}
+    experiment_index.record_run(tmp_path, "smoke", None, ["configs/smoke.yaml"], [], "code", complete=True, settings=settings)
+    other = {**settings, "tasks": {"demo": {"mle": {"learning_rate": 1e-3}}}}
+    problem = experiment_index.ownership_problem(tmp_path, "smoke", ["configs/smoke.yaml"], other, holds_models=True)
     assert problem is not None
-    assert "belongs to the experiment made by configs/smoke.yaml" in problem and "copy_of_smoke.yaml" in problem
-    assert "retrain 2 of its models in place (results/smoke/models/demo/mle/seed1, ...)" in problem
+    assert "belongs to the experiment made by configs/smoke.yaml" in problem
+    assert "tasks.demo.mle.learning_rate: 0.0005 -> 0.001" in problem
     assert "GOLD_TEXTGEN_REPLACE=smoke" in problem and "experiment.name of its own" in problem
-    # The same files (an edit of the experiment's own config), or nothing retrained in place: allowed.
-    assert experiment_index.takeover_problem(tmp_path, "smoke", ["configs/smoke.yaml"], models) is None
-    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], []) is None
+    # The same settings from other files (or in another order), or a folder without models: allowed.
+    same = json.loads(json.dumps(settings))
+    assert experiment_index.ownership_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], same, holds_models=True) is None
+    assert experiment_index.ownership_problem(tmp_path, "smoke", ["configs/smoke.yaml"], other, holds_models=False) is None
     # No record yet: nothing to protect by it.
-    assert experiment_index.takeover_problem(tmp_path / "none", "smoke", ["copy_of_smoke.yaml"], models) is None
+    assert experiment_index.ownership_problem(tmp_path / "none", "smoke", ["x.yaml"], other, holds_models=True) is None
+    # A record written before digests were kept is judged by its files.
+    experiment_index.record_run(tmp_path / "old", "smoke", None, ["configs/smoke.yaml"], [], "code", complete=True)
+    assert experiment_index.ownership_problem(tmp_path / "old", "smoke", ["configs/smoke.yaml"], other, holds_models=True) is None
+    assert experiment_index.ownership_problem(tmp_path / "old", "smoke", ["copy.yaml"], other, holds_models=True) is not None
     # The explicit way to replace them names the experiment.
     monkeypatch.setenv(experiment_index.REPLACE_VARIABLE, "other")
-    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models) is not None
+    assert experiment_index.ownership_problem(tmp_path, "smoke", ["configs/smoke.yaml"], other, holds_models=True) is not None
     monkeypatch.setenv(experiment_index.REPLACE_VARIABLE, "smoke")
-    assert experiment_index.takeover_problem(tmp_path, "smoke", ["copy_of_smoke.yaml"], models) is None
+    assert experiment_index.ownership_problem(tmp_path, "smoke", ["configs/smoke.yaml"], other, holds_models=True) is None
+
+
+def test_the_settings_digest_ignores_key_order_and_the_cost_model():
+    one = experiment_index.owned_settings({"tasks": {"a": 1, "b": [1, 2]}, "cost": {"profile": "x"}, "analysis": {}})
+    two = experiment_index.owned_settings({"analysis": {}, "tasks": {"b": (1, 2), "a": 1}, "cost": {"profile": "y"}})
+    assert experiment_index.settings_digest(one) == experiment_index.settings_digest(two)
+    assert experiment_index.differing_keys({"a": {"b": 1}}, {"a": {"b": 2, "c": 3}}) == [("a.b", 1, 2), ("a.c", "(not set)", 3)]
 
 
 def test_a_record_says_current_only_after_a_run_that_built_every_target(tmp_path):

@@ -17,6 +17,8 @@ from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
 pytestmark = pytest.mark.workflow
 
 TABLES = {"main_table", "table1", "table2", "objectives_table", "table4"}  # they read the data checks
+# These tests change the smoke folder's settings on purpose: its owner's way to say so (experiment_index).
+CHANGED_ON_PURPOSE = {"GOLD_TEXTGEN_REPLACE": "smoke"}
 TRAINING_RULES = {"prepare_dataset", "train_tokenizer", "train_mle", "cache_rewards", "fine_tune"}  # prepare_dataset: train, valid
 
 
@@ -61,7 +63,7 @@ def test_a_copy_that_drops_file_times_plans_nothing_and_a_changed_input_still_re
     assert "Nothing to be done" in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]
     scores = sorted(workdir.glob("results/smoke/scores/*/*/seed*/test/greedy/sample0.json"))[0]
     scores.write_text(json.dumps({**json.loads(scores.read_text()), "edited": True}))  # the tables read it
-    planned = job_counts(run_snakemake(workdir, "-n", *config))
+    planned = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *config).stdout)
     assert {"table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
 
 
@@ -72,7 +74,7 @@ def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, t
     config["tasks"]["demo"]["generation"]["length_penalty"] = 0.5
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed), env=CHANGED_ON_PURPOSE).stdout)
     assert not TRAINING_RULES & set(counts)
     # every model's evaluation on both splits, and everything that reads them
     assert counts["evaluate_test"] == counts["evaluate_valid"] == 5  # MLE, the control and three GOLD models
@@ -88,7 +90,7 @@ def test_changing_one_decoder_reruns_only_its_runs(tiny_run, tmp_path):
     config["decoders"] = {**config["decoders"], "beam3": {"num_beams": 4}}
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed), env=CHANGED_ON_PURPOSE).stdout)
     # each model's dev runs (one job decodes a model's whole sweep), and what reads them: the tables, and the
     # claims (the top-k 5 drop reads the same jobs' greedy and top-k outputs); the analyses read test outputs
     assert counts == {"evaluate_valid": 5, "table2": 1, "objectives_table": 1, "claims": 1, "all": 1}
@@ -101,7 +103,7 @@ def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_
     config["analysis"]["num_examples"] = 4
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    counts = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", "--configfile", str(changed), env=CHANGED_ON_PURPOSE).stdout)
     assert counts == {"examples": 1, "all": 1}
 
 
@@ -133,8 +135,8 @@ def test_lead3_and_the_paper_comparison_reuse_the_trained_models(tiny_run, tmp_p
     overlay.write_text(yaml.safe_dump({"experiment": {"name": "smoke"}, "tasks": {"demo": compared}}))  # the smoke experiment, extended
     targets = ("results/smoke/tables/paper_comparison.csv", "results/smoke/baselines/demo/lead3/test.json")
     configs = ("--configfile", str(REPO / "configs" / "smoke.yaml"), str(overlay))
-    assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs).stdout) == {"lead3": 1, "paper_comparison": 1}
-    run_snakemake(workdir, *targets, "--cores", "1", *configs)
+    assert job_counts(run_snakemake(workdir, *targets, "-n", "--quiet", "rules", *configs, env=CHANGED_ON_PURPOSE).stdout) == {"lead3": 1, "paper_comparison": 1}
+    run_snakemake(workdir, *targets, "--cores", "1", *configs, env=CHANGED_ON_PURPOSE)
 
     table = pd.read_csv(workdir / "results/smoke/tables/paper_comparison.csv")
     assert len(table) == 5
@@ -176,7 +178,7 @@ def test_a_test_only_or_verification_setting_retrains_nothing(tiny_run, tmp_path
     config["tasks"]["demo"]["source"][key] = value
     changed = tmp_path / "changed.yaml"
     changed.write_text(yaml.safe_dump(config))
-    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed)).stdout)
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", "--configfile", str(changed), env=CHANGED_ON_PURPOSE).stdout)
     assert not (TRAINING_RULES | {"evaluate_valid"}) & set(counts)
     assert reruns <= set(counts)
     if "evaluate_test" not in reruns:

@@ -143,7 +143,8 @@ def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run,
     objectives = [*yaml.safe_load((REPO / "configs" / "smoke.yaml").read_text())["experiment"]["objectives"], "made_up"]
     made_up = {"tasks": {"demo": {"objectives": {"made_up": {"loss": "made_up"}}}}}
     with_it.write_text(yaml.safe_dump({"experiment": {"objectives": objectives}, **made_up}))
-    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, str(with_it), env=env).stdout)
+    changed = {**env, "GOLD_TEXTGEN_REPLACE": "smoke"}  # the smoke folder's settings changed on purpose
+    counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, str(with_it), env=changed).stdout)
     assert counts["fine_tune"] == 1 and counts["evaluate_test"] == counts["evaluate_valid"] == 1, counts
     assert not {"train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts), counts
     assert {"table1", "objectives_table", "significance"} <= set(counts), counts

@@ -61,25 +61,39 @@ def test_a_second_experiment_leaves_the_first_ones_files_alone(tiny_run, tmp_pat
 
 @pytest.mark.workflow
 def test_another_config_under_an_existing_name_is_refused_and_an_unnamed_overlay_gets_its_own_folder(tiny_run, tmp_path):
-    """A copy of the smoke config with another learning rate, still named smoke, would retrain the smoke
-    models in place: refused before any job starts, naming the way out; the models stay as they were. The
-    same change as an unnamed overlay plans its models in a folder of its own."""
+    """A copy of the smoke config with another learning rate, still named smoke: any target of it is refused
+    before it plans anything (a data check that retrains nothing included), naming the key that differs and
+    the way out, and the folder's record keeps its owner, so a model target of it is still refused. An
+    unnamed overlay before the named file is refused too; the same settings in any file order are the
+    folder's own. The same change as an unnamed overlay after the named file plans its models in a folder
+    of its own."""
     workdir = tmp_path / "folder"
     shutil.copytree(tiny_run, workdir, symlinks=True)
     models = workdir / "results" / "smoke" / "models"
-    before = digests(models)
+    before, record = digests(models), (workdir / "results" / "smoke" / "experiment.json").read_text()
     other = yaml.safe_load(SMOKE.read_text())
     other["tasks"]["demo"]["mle"]["learning_rate"] = 1e-3
     copy = tmp_path / "my_smoke.yaml"
     copy.write_text(yaml.safe_dump(other))
-    result = run_snakemake(workdir, "--cores", "1", "results/smoke/models/demo/mle/seed1", "--configfile", str(copy), check=False)
-    said = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "results/smoke/ belongs to the experiment made by configs/smoke.yaml; this run" in said, said[-3000:]
-    assert "GOLD_TEXTGEN_REPLACE=smoke" in said
+    checks = ("results/smoke/data/demo/checks.json", "--forcerun", "verify_dataset")
+    for target in (checks, ("results/smoke/models/demo/mle/seed1",)):
+        result = run_snakemake(workdir, "--cores", "1", *target, "--configfile", str(copy), check=False)
+        said = result.stdout + result.stderr
+        assert result.returncode != 0
+        assert "results/smoke/ belongs to the experiment made by configs/smoke.yaml; this run" in said, said[-3000:]
+        assert "tasks.demo.mle.learning_rate" in said and "GOLD_TEXTGEN_REPLACE=smoke" in said
+        assert (workdir / "results" / "smoke" / "experiment.json").read_text() == record
     assert digests(models) == before
     overlay = tmp_path / "faster.yaml"
     overlay.write_text(yaml.safe_dump({"tasks": {"demo": {"mle": {"learning_rate": 1e-3}}}}))
+    before_named = run_snakemake(workdir, "-n", "--configfile", str(overlay), str(SMOKE), check=False)
+    assert before_named.returncode != 0 and "tasks.demo.mle.learning_rate" in before_named.stdout + before_named.stderr
+    same = tmp_path / "same.yaml"  # a value smoke.yaml already sets, under its name
+    same.write_text(yaml.safe_dump({"experiment": {"name": "smoke", "seeds": [1]}}))
+    for order in ((str(SMOKE), str(same)), (str(same), str(SMOKE))):
+        assert "Nothing to be done" in run_snakemake(workdir, "-n", "--configfile", *order).stdout
+    replaced = run_snakemake(workdir, "-n", "--configfile", str(copy), env={"GOLD_TEXTGEN_REPLACE": "smoke"}).stdout
+    assert "results/smoke/models/demo/mle/seed1" in replaced
     planned = run_snakemake(workdir, "-n", "--configfile", str(SMOKE), str(overlay)).stdout
     assert "results/smoke.faster/models/demo/mle/seed1" in planned and "results/smoke/models/" not in planned
 

@@ -76,6 +76,21 @@ RESULTS = f"results/{EXPERIMENT['name']}"
 STORE = f"results/{EXPERIMENT['extends'] or EXPERIMENT['name']}"
 LOGS = f"logs/{EXPERIMENT['name']}"
 
+# One folder, one experiment: once it holds models, a run under other settings than those it was made with
+# is refused before it plans anything, whatever its target (workflow/experiment_index.py). Only the process
+# that plans: a job's own Snakemake runs under the settings its run was allowed with.
+OWNED_SETTINGS = gold_experiment_index.owned_settings(gold_layers.merge_layers(CONFIG_LAYERS))
+if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
+    OWNERSHIP_PROBLEM = gold_experiment_index.ownership_problem(
+        RESULTS,
+        EXPERIMENT["name"],
+        EXPERIMENT_SOURCE_LABELS,
+        OWNED_SETTINGS,
+        holds_models=any(path.is_file() for path in Path(RESULTS, "models").rglob("*")),
+    )
+    if OWNERSHIP_PROBLEM:
+        raise WorkflowError(OWNERSHIP_PROBLEM)
+
 # Results copied without their file times (`cp -r`) get the times of the run that wrote them back where
 # their contents are unchanged, before Snakemake compares any (workflow/file_times.py). Only the process
 # that plans: a job's own Snakemake (a SLURM step, a local subprocess) plans nothing.
@@ -244,6 +259,7 @@ def record_experiment(complete):
         [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
         code,
         complete=complete,
+        settings=OWNED_SETTINGS,
     )
     gold_experiment_index.write_index("results", code)
 
@@ -272,19 +288,6 @@ onstart:
     # Before the first submission: a SLURM run on a host without SLURM's commands would otherwise retry
     # every job and end with "No such file or directory: 'sbatch'".
     problem = gold_cluster.slurm_client_problem(getattr(workflow.executor_plugin, "name", None))
-    # One experiment per folder: models another config made under this name are not retrained in place.
-    problem = problem or gold_experiment_index.takeover_problem(
-        RESULTS,
-        EXPERIMENT["name"],
-        EXPERIMENT_SOURCE_LABELS,
-        [
-            str(output)
-            for job in workflow.dag.needrun_jobs()
-            if job.rule.name in ("train_mle", "fine_tune")
-            for output in job.output
-            if Path(output).exists()
-        ],
-    )
     if problem:
         raise WorkflowError(problem)
     record_experiment(complete=None)

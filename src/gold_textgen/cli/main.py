@@ -85,7 +85,11 @@ def main() -> None:
 @click.option("--cores", default="all", show_default=True, help="local cores (ignored with --profile)")
 @click.option("-n", "--dry-run", is_flag=True, help="show what would run, run nothing")
 @click.option("--target", "targets", multiple=True, help="build only this output (repeatable)")
-@click.option("--replace", is_flag=True, help="retrain in place the models another config made under this experiment's name")
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="run these settings on the models its folder holds, made under other settings (retrained where training changed)",
+)
 @click.option(
     "--snakemake",
     "passed",

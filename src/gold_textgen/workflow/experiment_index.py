@@ -3,8 +3,12 @@ written when a run starts and again when it succeeds), and results/index.md and 
 one line each: name, config files and their digest, when it last finished, whether it is still current,
 and links to its tables, figures and report.
 
-A folder belongs to the config files that name its experiment (the record's `sources`): a run from other
-files under the same name that would retrain its models in place is refused before it starts.
+A folder belongs to the settings it was last run with (the record's `settings_digest`: what every layer
+sets, merged, whatever their order; the schema's defaults are left out, so a default added to the schema
+changes no folder's owner). Once it holds models, a run of any target under other settings
+(another file of the same name, an overlay added anywhere, an edited file, a --set) is refused before it plans
+anything, naming the keys that differ, unless it says it replaces them (GOLD_TEXTGEN_REPLACE, `gold-textgen
+run --replace`): the record is only ever written by a run that was allowed.
 
 "Current" is judged from what the record holds, cheaply: the config files still exist with the digest
 they had, and the workflow's code is the code the run used. A full check of every file is
@@ -62,19 +66,68 @@ def read_record(results_dir: str | Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def takeover_problem(results_dir: str | Path, name: str, sources: Sequence[str], overwritten: Sequence[str]) -> str | None:
-    """Why a run must not start (None: it may): its experiment's folder holds models another config made
-    (the record names it), and the run would retrain `overwritten` of them in place. Setting the
-    environment variable GOLD_TEXTGEN_REPLACE to the experiment's name lets it."""
+# Settings that cannot change a result: the cost model only plans (a profile, the expected updates).
+NOT_SETTINGS = ("cost",)
+
+
+def owned_settings(config: dict) -> dict:
+    """The settings a folder's results depend on: the merged layers less NOT_SETTINGS, as the record
+    reads them back (a JSON copy: later changes to `config` do not reach it, tuples compare as lists)."""
+    return json.loads(json.dumps({key: value for key, value in config.items() if key not in NOT_SETTINGS}, default=str))
+
+
+def settings_digest(settings: dict) -> str:
+    """sha256 of the settings as canonical JSON: equal settings give one digest, whatever the layers' order."""
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def differing_keys(before: object, after: object, prefix: str = "") -> list[tuple[str, object, object]]:
+    """(dotted key, value before, value after) for every leaf where the two settings differ."""
+    missing = "(not set)"
+    if isinstance(before, dict) and isinstance(after, dict):
+        found = []
+        for key in sorted(set(before) | set(after), key=str):
+            found += differing_keys(before.get(key, missing), after.get(key, missing), f"{prefix}{key}.")
+        return found
+    return [] if before == after else [(prefix.rstrip("."), before, after)]
+
+
+# Snakemake runs that only read the folder (or release its lock): never refused, they change nothing of it.
+READING_FLAGS = ("--unlock", "--report", "--summary", "-S", "--detailed-summary", "-D", "--list-changes", "--lc")
+
+
+def only_reads(argv: Sequence[str]) -> bool:
+    """Whether these driver arguments only read the folder (`--report-after-run` runs first)."""
+    flags = {argument.split("=", 1)[0] for argument in argv}
+    return "--report-after-run" not in flags and bool(flags & set(READING_FLAGS))
+
+
+def ownership_problem(results_dir: str | Path, name: str, sources: Sequence[str], settings: dict, holds_models: bool) -> str | None:
+    """Why a run must not start (None: it may): the experiment's folder holds models made under other
+    settings than this run's (the record's digest; a record written before digests were kept is judged
+    by its config files). Setting the environment variable GOLD_TEXTGEN_REPLACE to the experiment's name
+    lets it."""
     record = read_record(results_dir)
-    recorded = (record or {}).get("sources")
-    if not overwritten or recorded is None or list(recorded) == list(sources) or os.environ.get(REPLACE_VARIABLE) == name:
+    if not holds_models or record is None or os.environ.get(REPLACE_VARIABLE) == name:
+        return None
+    recorded = " + ".join(record.get("sources") or ["unknown files"])
+    if "settings_digest" in record:
+        if record["settings_digest"] == settings_digest(settings):
+            return None
+        changes = differing_keys(record.get("settings", {}), settings)
+        shown = "; ".join(f"{key}: {before!r} -> {after!r}" for key, before, after in changes[:6])
+        more = f" and {len(changes) - 6} more" if len(changes) > 6 else ""
+        what = f"settings differ from those its models were made with ({shown}{more})"
+    elif list(record.get("sources") or []) != list(sources):
+        what = "config files differ from those its models were made with"
+    else:
         return None
     return (
-        f"results/{name}/ belongs to the experiment made by {' + '.join(recorded)}; this run ({' + '.join(sources)}) "
-        f"would retrain {len(overwritten)} of its models in place ({overwritten[0]}{', ...' if len(overwritten) > 1 else ''}). "
-        f"Give this config an experiment.name of its own, or, to replace those models, run again with "
-        f"{REPLACE_VARIABLE}={name} (gold-textgen run --replace)"
+        f"results/{name}/ belongs to the experiment made by {recorded}; this run's ({' + '.join(sources)}) {what}. "
+        f"Give this config an experiment.name of its own (a folder of its own), or, to run these settings on "
+        f"the folder's models (Snakemake reruns only what they change, retraining models in place where they "
+        f"change training), run again with {REPLACE_VARIABLE}={name} (gold-textgen run --replace)"
     )
 
 
@@ -86,9 +139,11 @@ def record_run(
     configfiles: Sequence[str | Path],
     code: str,
     complete: bool | None,
+    settings: dict | None = None,
 ) -> dict:
     """Write results/<name>/experiment.json and return it: `complete` None when a run starts (its results
-    may change until it ends), else whether it built every default target (Snakefile `all`)."""
+    may change until it ends), else whether it built every default target (Snakefile `all`); `settings`
+    (owned_settings) make the folder's owner."""
     files = [str(Path(path).resolve()) for path in configfiles]
     previous = read_record(results_dir) or {}
     record = {
@@ -97,6 +152,7 @@ def record_run(
         "sources": list(sources),
         "config_files": files,
         "config_digest": config_digest(files),
+        **({"settings_digest": settings_digest(settings), "settings": settings} if settings is not None else {}),
         "code_version": code,
         "started": previous.get("started") if complete is not None else time.strftime("%Y-%m-%d %H:%M:%S"),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S") if complete is not None else None,

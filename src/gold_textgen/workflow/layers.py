@@ -123,7 +123,8 @@ def name_sources(layers: Sequence[tuple[str, dict]]) -> tuple[str, list[str]]:
     after config.yaml that sets it gives it, followed by the stem of every config file after that layer
     that sets none: configs/smoke.yaml + my_overlay.yaml is `smoke.my_overlay`, so an overlay that forgets a
     name gets a folder of its own and never retrains its base's models in place (an overlay that repeats its
-    base's name changes that experiment on purpose). With no name set: the stems of the config files
+    base's name changes that experiment on purpose: once its folder holds models, with --replace, as
+    experiment_index says). With no name set: the stems of the config files
     (configs/my_run.yaml -> my_run); with none, config.yaml's name, `demo`. --config and --set change
     settings only. The sources are the first layer that gives the name, then those stems' files: what the
     experiment's folder belongs to (experiment_index)."""
