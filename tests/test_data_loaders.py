@@ -32,6 +32,10 @@ def test_jsonl_custom_field_names(tmp_path):
         ('{"source": "s"}', "missing field 'target'"),
         ('{"source": "s", "target": "   "}', "empty target"),
         ('{"source": "", "target": "t"}', "empty source"),
+        ('{"source": "\\u200b", "target": "t"}', r"empty source \(only invisible characters: U\+200B\)"),
+        ('{"source": "s", "target": " \\ufeff\\u2060"}', "empty target"),
+        ('{"source": "a\\ud800", "target": "t"}', r"field 'source' holds a lone surrogate \(character 1"),
+        ('{"source": "s", "target": "t", "note": ["\\udc00"]}', "field 'note' holds a lone surrogate"),
         ('{"source": "s", "target": 3}', "field 'target' must be a string"),
         ('{"source": "s", "target": ', "invalid JSON"),
         ('["s", "t"]', "expected a JSON object"),
@@ -80,6 +84,12 @@ def test_parallel_length_mismatch_names_both_files(tmp_path):
 def test_parallel_empty_target_line(tmp_path):
     src, tgt = write(tmp_path / "x.src", "a\nb\nc\n"), write(tmp_path / "x.tgt", "A\n\nC\n")
     with pytest.raises(DataFormatError, match=r"x\.tgt:2: empty target"):
+        load_parallel(src, tgt)
+
+
+def test_parallel_source_of_only_a_zero_width_space_is_empty(tmp_path):
+    src, tgt = write(tmp_path / "x.src", "a\n\u200b\n"), write(tmp_path / "x.tgt", "A\nB\n")
+    with pytest.raises(DataFormatError, match=r"x\.src:2: empty source \(only invisible characters: U\+200B\)"):
         load_parallel(src, tgt)
 
 

@@ -73,13 +73,22 @@ def test_a_saved_tokenizer_without_a_pad_token_loads_padding_with_eos(tmp_path):
 
 
 def test_a_vocabulary_that_leaves_most_words_unknown_is_refused_by_the_tokenizer_job():
-    from gold_textgen.data.vocabulary_coverage import UNK_REFUSAL_RATE, coverage_problem, unk_rate
+    from gold_textgen.data.vocabulary_coverage import copied_unk_rate, coverage_problem, unk_rate
 
     texts = [f"the cat w{i} w{i + 1} w{i + 2}" for i in range(0, 60, 3)]  # "the" and "cat" 20 times, every other word once
-    settings = {"min_frequency": 5, "vocab_size": 8000}
+    settings = {"min_frequency": 5, "vocab_size": 8000, "max_unk_share": 20, "copy_slots": 0}
     few = train_tokenizer(texts, min_frequency=5)
     assert unk_rate(few, texts) == 60.0  # 3 of each sentence's 5 words
-    assert "60.0% of the training references' tokens are <unk>" in coverage_problem(60.0, settings)
+    assert "60.0% of the training references' tokens are <unk> (above tokenizer.max_unk_share, 20%)" in coverage_problem(60.0, settings)
     assert "lower tokenizer.min_frequency (now 5)" in coverage_problem(60.0, settings)
     assert unk_rate(train_tokenizer(texts), texts) == 0.0
-    assert coverage_problem(UNK_REFUSAL_RATE, settings) is None
+    assert coverage_problem(20.0, settings) is None
+    assert coverage_problem(60.0, {**settings, "max_unk_share": 61}) is None
+    # A copy model writes the reference words its source holds: of "the cat w0 w1 w2" with the source
+    # "w0 w1", only w2 stays unknown (1 token in 5).
+    copying = train_tokenizer(texts, min_frequency=5, copy_slots=4)
+    pairs = [(" ".join(text.split()[2:4]), text) for text in texts]
+    assert copied_unk_rate(copying, pairs) == 20.0
+    assert "even with copying from the source" in coverage_problem(30.0, {**settings, "copy_slots": 4})
+
+

@@ -7,7 +7,7 @@ hand_over()  # from here on, in a fork of a process that has the heavy libraries
 import logging
 
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.data.vocabulary_coverage import coverage_problem, unk_rate
+from gold_textgen.data.vocabulary_coverage import copied_unk_rate, coverage_problem, unk_rate
 from gold_textgen.workflow.files import atomic_directory, read_jsonl
 from gold_textgen.workflow.logs import log_to_file
 
@@ -25,8 +25,11 @@ with log_to_file(snakemake.log[0]):
     )
     rate = unk_rate(tokenizer, (record["target"] for record in records))
     logging.getLogger("train_tokenizer").info("%.2f%% of the training references' tokens are <unk>", rate)
+    if settings["copy_slots"]:  # a copy model copies the source's unknown words instead
+        rate = copied_unk_rate(tokenizer, ((record["source"], record["target"]) for record in records))
+        logging.getLogger("train_tokenizer").info("%.2f%% with copying from the source (the copy models)", rate)
     problem = coverage_problem(rate, settings)
-    if problem and not settings["copy_slots"]:  # a copy model copies the source's unknown words instead
+    if problem:
         raise SystemExit(problem)
     with atomic_directory(snakemake.output[0]) as staging:
         tokenizer.save_pretrained(staging)

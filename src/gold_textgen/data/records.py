@@ -6,7 +6,8 @@ local formats a researcher is likely to have and stop at the first bad record wi
 
 The same rules in every format: a line ends at LF, CRLF or a lone CR; a UTF-8 byte-order mark is
 dropped; blank lines at the end of a file are ignored; a file with no record, a repeated id or a null id
-is an error naming the file (and line). Blank lines inside a file are skipped in JSONL and TSV, but are
+is an error naming the file (and line). A source or target of white space, control and format characters
+only (a zero-width space) is empty; a lone surrogate (JSON's `\\ud800`) is an error, not text. Blank lines inside a file are skipped in JSONL and TSV, but are
 an error in parallel files, where line i of one file must pair with line i of the other. A TSV header line is read only when the config says
 `header: true`; a first line that looks like one (`source<TAB>target`) is an error otherwise.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -92,15 +94,43 @@ def _checked(records: list[dict], path: Path, lines: list[int]) -> list[dict]:
     return records
 
 
+def is_blank(text: str) -> bool:
+    """Whether `text` shows nothing: white space, control and format characters only (a zero-width space,
+    a word joiner, a byte-order mark are format characters)."""
+    return all(character.isspace() or unicodedata.category(character) in ("Cc", "Cf") for character in text)
+
+
+def blank_problem(text: str, name: str) -> str:
+    invisible = sorted({f"U+{ord(character):04X}" for character in text if not character.isspace()})
+    return f"empty {name}" + (f" (only invisible characters: {', '.join(invisible)})" if invisible else "")
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone surrogate in `text` (JSON's `\\ud800` escapes can make one; no UTF-8 file
+    can hold it), or None."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
 def make_record(record_id: str, source: object, target: object, where: str, extra: dict | None = None) -> dict:
     """Check one source/target pair and return it in the contract's shape."""
     if record_id is None or isinstance(record_id, bool) or not isinstance(record_id, str | int):
         raise DataFormatError(f"{where}: field 'id' must be a string or an integer, got {json.dumps(record_id)}")
+    fields = {"id": str(record_id), "source": source, "target": target}
+    fields |= {name: json.dumps(value, ensure_ascii=False, default=str) for name, value in (extra or {}).items()}
+    for name, value in fields.items():
+        if isinstance(value, str) and (index := lone_surrogate(value)) is not None:
+            raise DataFormatError(
+                f"{where}: field '{name}' holds a lone surrogate (character {index} of its text), which is not text: fix its \\u escape"
+            )
     for name, value in (("source", source), ("target", target)):
         if not isinstance(value, str):
             raise DataFormatError(f"{where}: field '{name}' must be a string, got {type(value).__name__}")
-        if not value.strip():
-            raise DataFormatError(f"{where}: empty {name}")
+        if is_blank(value):
+            raise DataFormatError(f"{where}: {blank_problem(value, name)}")
     record = {"id": str(record_id), "source": source.strip(), "target": target.strip()}
     record.update(extra or {})
     return record
@@ -161,8 +191,8 @@ def load_parallel(source_path: str | Path, target_path: str | Path) -> list[dict
         )
     records = []
     for (line_number, source), (_, target) in zip(sources, targets, strict=True):
-        if not source.strip():
-            raise DataFormatError(f"{_where(source_path, line_number)}: empty source")
+        if is_blank(source):
+            raise DataFormatError(f"{_where(source_path, line_number)}: {blank_problem(source, 'source')}")
         records.append(make_record(f"{source_path.stem}-{line_number}", source, target, _where(target_path, line_number)))
     return _checked(records, source_path, [line_number for line_number, _ in sources])
 
