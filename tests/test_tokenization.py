@@ -90,5 +90,3 @@ def test_a_vocabulary_that_leaves_most_words_unknown_is_refused_by_the_tokenizer
     pairs = [(" ".join(text.split()[2:4]), text) for text in texts]
     assert copied_unk_rate(copying, pairs) == 20.0
     assert "even with copying from the source" in coverage_problem(30.0, {**settings, "copy_slots": 4})
-
-

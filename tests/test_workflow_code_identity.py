@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, job_counts, run_snakemake
+from package_copies import edited_package, package_copy
 
 from gold_textgen.workflow.code_identity import behaviour_text, module_closure, package_root, script_code_version
 
@@ -91,16 +92,6 @@ FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.
 MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
 
 
-def package_copy(tmp_path: Path, module: str, old: str, new: str) -> Path:
-    """A copy of the package (tmp_path/src/gold_textgen) with one edit of `module`."""
-    root = tmp_path / "src" / "gold_textgen"
-    shutil.copytree(package_root(), root, ignore=shutil.ignore_patterns("__pycache__"))
-    text = (root / module).read_text()
-    assert old in text, f"{old!r} is not in {module}"
-    (root / module).write_text(text.replace(old, new, 1))
-    return root
-
-
 @pytest.mark.parametrize(
     ("edit", "module", "old", "new"),
     [
@@ -148,11 +139,6 @@ def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run,
     assert counts["fine_tune"] == 1 and counts["evaluate_test"] == counts["evaluate_valid"] == 1, counts
     assert not {"train_mle", "cache_rewards", "prepare_dataset", "train_tokenizer"} & set(counts), counts
     assert {"table1", "objectives_table", "significance"} <= set(counts), counts
-
-
-def edited_package(tmp_path: Path, module: str, old: str, new: str) -> dict[str, str]:
-    """A copy of the package with one edit, and the environment that makes Snakemake and its jobs import it."""
-    return {"PYTHONPATH": str(package_copy(tmp_path, module, old, new).parent)}
 
 
 @pytest.mark.workflow
