@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .copy_vocabulary import CopyVocabulary
-
 UNK_WARNING_RATE = 5.0  # percent of reference tokens
 
 
@@ -30,6 +28,8 @@ def unk_rate(tokenizer, texts: Iterable[str]) -> float:
 def copied_unk_rate(tokenizer, pairs: Iterable[tuple[str, str]]) -> float:
     """The percentage of the reference tokens of (source, reference) `pairs` that a copy model sees as
     `<unk>`: words neither its vocabulary nor its source's copy placeholders hold (whole texts, untruncated)."""
+    from .copy_vocabulary import CopyVocabulary  # here: the analysis jobs read this module and never load transformers
+
     vocabulary = CopyVocabulary(tokenizer)
     unknown = total = 0
     for source, target in pairs:
