@@ -7,9 +7,10 @@ local formats a researcher is likely to have and stop at the first bad record wi
 The same rules in every format: a line ends at LF, CRLF or a lone CR; a UTF-8 byte-order mark is
 dropped; blank lines at the end of a file are ignored; a file with no record, a repeated id or a null id
 is an error naming the file (and line). A source or target of white space, control and format characters
-only (a zero-width space) is empty; a lone surrogate (JSON's `\\ud800`) is an error, not text. Blank lines inside a file are skipped in JSONL and TSV, but are
-an error in parallel files, where line i of one file must pair with line i of the other. A TSV header line is read only when the config says
-`header: true`; a first line that looks like one (`source<TAB>target`) is an error otherwise.
+only (a zero-width space) is empty; a lone surrogate (JSON's `\\ud800`) is an error, not text. Blank lines
+inside a file are skipped in JSONL and TSV, but are an error in parallel files, where line i of one file
+must pair with line i of the other. A TSV header line is read only when the config says `header: true`; a
+first line that looks like one (`source<TAB>target`) is an error otherwise.
 """
 
 from __future__ import annotations
