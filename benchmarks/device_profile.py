@@ -1,8 +1,12 @@
 """Measure this machine's speed on an experiment's tasks and write a device profile, which `gold-textgen
 plan` and the workflow's SLURM runtime requests (config `cost.device_profile`) read.
 
-    python -m benchmarks.device_profile [--configfile configs/<name>.yaml ...] [--output benchmarks/devices/<name>.yaml]
-        [--name NAME] [--steps 20] [--warmup 3]
+    python -m benchmarks.device_profile [--configfile configs/<name>.yaml ...] [--output benchmarks/devices/<device>.yaml]
+        [--tasks NAME ...] [--steps 20] [--warmup 3] [--workdir .]
+
+Run it once on the machine the jobs will run on (on a cluster: one GPU node, e.g. in an `srun --gres=gpu:1`
+session); the profile is written under benchmarks/devices/, named after the device (`nvidia-h200.yaml`),
+with the commit and the command that measured it.
 
 For each task of the experiment, on its own prepared data and tokenizer (the workflow makes them first:
 seconds) and its model as the config builds it (untrained weights: the arithmetic is the same), it times
@@ -32,6 +36,7 @@ import argparse
 import os
 import platform
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -75,6 +80,12 @@ def device_name(cores: int) -> str:
     return f"cpu: {processor or platform.processor()}, {cores} cores"
 
 
+def profile_file(device: str) -> Path:
+    """benchmarks/devices/<the device's name, lowercased, words joined by dashes>.yaml"""
+    words = re.findall(r"[a-z0-9]+", device.lower().removeprefix("cpu: "))
+    return REPO / "benchmarks" / "devices" / ("-".join(["cpu", *words] if device.startswith("cpu: ") else words) + ".yaml")
+
+
 def commit() -> str:
     result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return result.stdout.strip() or "unknown"
@@ -97,6 +108,8 @@ def mean_seconds(action, batches: list[dict], warmup: int) -> float:
         synchronise()
         seconds += time.perf_counter() - start
         examples += next(iter(batch.values())).shape[0]
+    if not examples:
+        raise SystemExit(f"no batch left to time after {warmup} untimed one(s): raise --steps above --warmup")
     return seconds / examples
 
 
@@ -125,26 +138,27 @@ def training_loop_seconds(task: dict, train: Path, valid: Path, tokenizer: Path 
     return (seconds[1] - seconds[0]) / (updates[1] - updates[0])
 
 
-def prepared_files(config: dict, configfiles: list[str], task: str) -> tuple[Path, Path, Path | None]:
-    """(train, valid, tokenizer) of the task as the workflow prepares them, made first if missing."""
-    store = Folders.of(config, REPO).store
+def prepared_files(config: dict, configfiles: list[str], task: str, workdir: Path) -> tuple[Path, Path, Path | None]:
+    """(train, valid, tokenizer) of the task as the workflow prepares them in `workdir`, made first if missing."""
+    store = Folders.of(config, workdir).store
     train, valid = store / "data" / task / "train.jsonl", store / "data" / task / "valid.jsonl"
     tokenizer = store / "tokenizers" / task if task_config(config, task)["model"]["kind"] == "scratch" else None
     targets = [path for path in (train, valid, tokenizer) if path is not None and not path.exists()]
     if targets:
         snakemake = Path(sys.executable).with_name("snakemake")
-        command = [str(snakemake), "--cores", "1", "--directory", str(REPO), *(str(path.relative_to(REPO)) for path in targets)]
+        command = [str(snakemake), "--snakefile", str(REPO / "Snakefile"), "--cores", "1", "--directory", str(workdir)]
+        command += [str(path.relative_to(workdir)) for path in targets]
         subprocess.run([*command, "--configfile", *configfiles], check=True)  # targets first: --configfile takes every word after it
     return train, valid, tokenizer
 
 
 def measure_task(
-    config: dict, configfiles: list[str], name: str, steps: int, warmup: int, cores: int, loop_updates: tuple[int, int]
+    config: dict, configfiles: list[str], name: str, steps: int, warmup: int, cores: int, loop_updates: tuple[int, int], workdir: Path
 ) -> dict:
     task = task_config(config, name)
     threads = min(cores, stage_request(task, "train_mle")["threads"])
     prepare_model_process(threads)  # as the training job does
-    train, valid, tokenizer_path = prepared_files(config, configfiles, name)
+    train, valid, tokenizer_path = prepared_files(config, configfiles, name, workdir)
     model_settings = task["model"]
     tokenizer = (
         load_tokenizer(tokenizer_path) if tokenizer_path else load_tokenizer(model_settings["name_or_path"], model_settings.get("revision"))
@@ -225,13 +239,16 @@ def measure_task(
         "threads": threads,
         **{key: mean_seconds(trainer_update(trainer), training, warmup) for key, trainer in trainers.items()},
         "forward_s": mean_seconds(forward, training, warmup),
-        "decode_s": {beams: mean_seconds(decoder(beams), dev, min(warmup, 1)) for beams in sorted(beam_counts)},
+        # one untimed batch where the dev split has more than one (a small dev split may hold a single batch)
+        "decode_s": {beams: mean_seconds(decoder(beams), dev, min(warmup, 1, len(dev) - 1)) for beams in sorted(beam_counts)},
     }
     # The training job's loop costs more per update than its step alone (batches collated on the fly, the
     # schedule, callbacks, logging): its own per-update time sets the MLE rate, and the fine-tuning rate is
     # scaled by the same ratio (its trainer shares that loop).
     batch = mle["batch_size"]
     loop = training_loop_seconds(task, train, valid, tokenizer_path, loop_updates) / batch
+    if loop <= 0:
+        raise SystemExit(f"task {name}: the longer training run took no longer than the shorter one (noise): raise --loop-updates")
     entry["loop_overhead"] = loop / entry["update_s"]
     entry["fine_tune_update_s"] *= entry["loop_overhead"]
     entry["update_s"] = loop
@@ -249,20 +266,24 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configfile", action="append", default=[], help="an experiment's config, merged over config.yaml (repeatable)")
     parser.add_argument("--tasks", nargs="*", help="the tasks to measure (default: the experiment's)")
-    parser.add_argument("--output", type=Path, required=True, help="the profile file to write (or to add these tasks to)")
+    parser.add_argument(
+        "--output", type=Path, help="the profile file to write (or to add these tasks to; default: benchmarks/devices/<this device>.yaml)"
+    )
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--loop-updates", type=int, nargs=2, default=(20, 120), help="updates of the two short training runs")
     parser.add_argument("--cores", type=int, default=None, help="the cores jobs get here (default: all of this machine's)")
+    parser.add_argument("--workdir", type=Path, default=Path.cwd(), help="where the workflow prepares the tasks' data (default: here)")
     args = parser.parse_args(argv)
     cores = args.cores or len(os.sched_getaffinity(0))
     config = validate_config(merged_config(REPO / "config.yaml", args.configfile))
     measured = {}
     for name in args.tasks or config["experiment"]["tasks"]:
-        measured.update(measure_task(config, args.configfile, name, args.steps, args.warmup, cores, tuple(args.loop_updates)))
+        measured.update(measure_task(config, args.configfile, name, args.steps, args.warmup, cores, tuple(args.loop_updates), args.workdir))
     for entry in measured.values():
         entry["measured"] = f"{date.today().isoformat()} at commit {commit()}"
         entry["decode_s"] = {int(beams): round(seconds, 7) for beams, seconds in entry["decode_s"].items()}
+    args.output = args.output or profile_file(device_name(cores))
     tasks = DeviceProfile.load(args.output).tasks if args.output.exists() else {}
     tasks.update(measured)
     set_threads(1)

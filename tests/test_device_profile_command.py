@@ -1,0 +1,43 @@
+"""The command that measures a device profile (benchmarks/device_profile.py), run as a user runs it, reduced
+to seconds: the smoke task's data made by the workflow in a folder of the test's, a few timed batches, and a
+profile that the plan reads back, named after this machine with the commit that measured it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, run_snakemake
+
+from benchmarks.device_profile import commit, profile_file
+from gold_textgen.cli.cost import cost_report
+from gold_textgen.workflow.cost.device_profile import DeviceProfile
+from gold_textgen.workflow.layers import merged_config
+from gold_textgen.workflow.schema import validate_config
+
+pytestmark = pytest.mark.workflow
+SMOKE = REPO / "configs" / "smoke.yaml"
+
+
+def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tmp_path):
+    output = tmp_path / "profile.yaml"
+    command = [sys.executable, "-m", "benchmarks.device_profile", "--configfile", str(SMOKE)]
+    command += ["--steps", "2", "--warmup", "1", "--loop-updates", "5", "60", "--workdir", str(tmp_path), "--output", str(output)]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    profile = DeviceProfile.load(output)
+    assert profile.device.startswith("cpu: ") and profile.measured["commit"] == commit()
+    (task,) = profile.tasks.values()
+    assert task["task"] == "demo" and task["update_s"] > 0 and task["fine_tune_update_s"] > 0 and task["decode_s"]
+    assert profile.job_start > profile.warm_job_start > 0
+    assert (tmp_path / "results" / "smoke" / "data" / "demo" / "train.jsonl").is_file()  # made where it was told
+    plan = run_snakemake(tmp_path, "-n", "--forceall", "--cores", "2", "--configfile", str(SMOKE)).stdout
+    config = validate_config(merged_config(REPO / "config.yaml", [SMOKE]))
+    text, wall = cost_report(config, str(output), plan, 2, 0.0, tmp_path)  # what `gold-textgen plan --device` prints
+    assert wall > 0 and "train_mle" in text
+
+
+def test_a_profile_is_named_after_its_device():
+    assert profile_file("NVIDIA H200").relative_to(REPO).as_posix() == "benchmarks/devices/nvidia-h200.yaml"
+    assert profile_file("cpu: AMD EPYC 7B13, 2 cores").name == "cpu-amd-epyc-7b13-2-cores.yaml"
