@@ -29,3 +29,11 @@ def test_bench_step_time_names_an_unknown_step(capsys):
         bench_step_time.main(["--only", "mle,dft,gold_sometimes"])
     error = capsys.readouterr().err
     assert "unknown step(s) gold_sometimes" in error and "gold_cached" in error
+
+
+def test_the_reference_nqg_benchmark_names_a_folder_that_is_no_focusseq2seq_checkout(tmp_path, capsys):
+    from benchmarks import reference_nqg
+
+    with pytest.raises(SystemExit):
+        reference_nqg.main(["--reference", str(tmp_path)])
+    assert f"--reference {tmp_path}: not a FocusSeq2Seq checkout" in capsys.readouterr().err
