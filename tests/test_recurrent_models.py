@@ -21,10 +21,12 @@ from gold_textgen.models.copy_attention import TINY, CopyDistribution, first_occ
 from gold_textgen.models.recurrent import RecurrentSeq2SeqConfig, RecurrentSeq2SeqModel
 from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.objectives.gold import after_eos_term, importance_weights, per_token_rewards, windowed_returns
+from gold_textgen.objectives.loss_truncation import LossTruncation
 from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nll
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.reward_cache import attach_cached_rewards
+from gold_textgen.workflow.objective_catalog import LOSSES
 
 LENGTHS = {"max_new_tokens": 8, "min_new_tokens": 1, "no_repeat_ngram_size": 0, "length_penalty": 1.0}
 
@@ -310,23 +312,18 @@ def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     batch = collate(list(tokenize_records(records, tokenizer, 12, 12)))
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
-    losses = {
-        "gold": dict(reward="s", floor=0.05, min_weight=0.1),
-        "dft": {},
-        "tailr": dict(density_ratio_threshold=0.5),
-        "mixce": dict(mixing_ratio=0.5),
-        "nll": {},
-        "asft": {},
-        "psft": {},
-        "iw_sft": {},
-        "probability": dict(alpha=0.5, threshold=0.001),
-        "eaft": {},
-    }
+    # every row of the catalog but the one that samples its own outputs, with the settings a row requires
+    chosen = {"gold": dict(reward="s", floor=0.05, min_weight=0.1), "tailr": dict(density_ratio_threshold=0.5)}
+    chosen |= {"mixce": dict(mixing_ratio=0.5), "probability": dict(alpha=0.5, threshold=0.001)}
+    losses = {name: chosen.get(name, {}) for name in LOSSES if name != "policy_gradient"}
     model.train()
     for loss, settings in losses.items():
         gold = objective_settings(loss=loss, rewards="online", label_smoothing=0.1, **settings)
         trainer = FineTuneTrainer(
-            model=model, args=arguments, processing_class=tokenizer, helpers=HelperModels(gold, lagged=frozen, frozen=frozen)
+            model=model,
+            args=arguments,
+            processing_class=tokenizer,
+            helpers=HelperModels(gold, lagged=frozen, frozen=frozen, truncation=LossTruncation(drop_fraction=0.4, warmup=1, window=4)),
         )
         model.zero_grad()
         value = trainer.compute_loss(model, dict(batch))

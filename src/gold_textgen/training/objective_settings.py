@@ -55,7 +55,7 @@ class ObjectiveSettings:
         block_keys = set(schema["fine_tune"]["properties"]) | set(schema["optimization"]["properties"])  # the block: allOf optimization
         unknown = sorted(set(values) - objective_keys - block_keys)
         if unknown:
-            raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: gold, objective)")
+            raise ValueError(f"unknown objective setting(s) {', '.join(unknown)} (see config.schema.yaml: objective, fine_tune)")
         foreign = foreign_settings(values)
         if foreign:
             row = LOSSES[values.get("loss", DEFAULT_LOSS)]

@@ -8,7 +8,7 @@ reference, and where its torch functions live. Everything else is derived from t
 
 - the `objective` part of the config schema (objective_schema.py: the `loss` enum, every setting, the
   per-loss defaults and required settings), and the check that no objective sets another loss's setting;
-- `LossSettings`-style reads in training (`training/objective_settings.py`), the helper models a job builds
+- the settings training reads (`ObjectiveSettings`, training/objective_settings.py), the helper models a job builds
   and the trainer's checks that it has them (`needs`);
 - the rows of `objectives/table.py` (the torch functions, imported from `functions`);
 - the labels and colours of `analysis/objective_names.py`, and docs/reference/objectives.md.
