@@ -273,6 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--loop-updates", type=int, nargs=2, default=(20, 120), help="updates of the two short training runs")
     parser.add_argument("--cores", type=int, default=None, help="the cores jobs get here (default: all of this machine's)")
+    parser.add_argument("--start-repeats", type=int, default=3, help="starts timed for each of the four start figures (median)")
     parser.add_argument("--workdir", type=Path, default=Path.cwd(), help="where the workflow prepares the tasks' data (default: here)")
     args = parser.parse_args(argv)
     cores = args.cores or len(os.sched_getaffinity(0))
@@ -296,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
             "command": "python -m benchmarks.device_profile " + " ".join(argv or sys.argv[1:]),
         },
         tasks=tasks,
-        **start_figures(),
+        **start_figures(args.start_repeats),
     )
     write_text(args.output, profile.to_yaml())
     print(f"wrote {args.output}")

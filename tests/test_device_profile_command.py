@@ -23,7 +23,8 @@ SMOKE = REPO / "configs" / "smoke.yaml"
 def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tmp_path):
     output = tmp_path / "profile.yaml"
     command = [sys.executable, "-m", "benchmarks.device_profile", "--configfile", str(SMOKE)]
-    command += ["--steps", "2", "--warmup", "1", "--loop-updates", "5", "60", "--workdir", str(tmp_path), "--output", str(output)]
+    command += ["--steps", "2", "--warmup", "1", "--loop-updates", "5", "60", "--start-repeats", "1"]
+    command += ["--workdir", str(tmp_path), "--output", str(output)]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     profile = DeviceProfile.load(output)
