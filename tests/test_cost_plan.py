@@ -125,11 +125,14 @@ def test_recorded_examples_stand_in_for_a_split_nothing_can_count_before_the_dow
 
 
 def test_the_recorded_updates_are_those_of_the_documented_runs():
-    """The MLE updates a fresh clone's plan expects for the demo lie within those of the runs its results page
-    quotes (their recorded training summaries, docs/runs/demo/)."""
+    """The updates a fresh clone's plan expects lie within those of the runs the results pages quote (their
+    recorded training summaries, docs/runs/): the demo's MLE, and nqg_real's every objective (their mean)."""
     demo = pd.read_csv(REPO / "docs" / "runs" / "demo" / "one_thread-training_summary.csv")
     mle = demo[demo["objective"] == "mle"]["global_step"]
     assert mle.min() <= demo_config()["cost"]["expected_updates"]["demo"]["mle"] <= mle.max()
+    nqg = pd.read_csv(REPO / "docs" / "runs" / "nqg_real" / "one_thread-training_summary.csv")
+    expected = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))["cost"]["expected_updates"]
+    assert expected["nqg_real"] == {objective: round(steps.mean()) for objective, steps in nqg.groupby("objective")["global_step"]}
 
 
 def test_seconds_are_the_work_at_the_profiles_rates():
