@@ -1,5 +1,5 @@
 """The command that measures a device profile (benchmarks/device_profile.py), run as a user runs it, reduced
-to seconds: the smoke task's data made by the workflow in a folder of the test's, a few timed batches, and a
+to seconds: on the smoke task's data as the session's smoke run prepared them, a few timed batches, and a
 profile that the plan reads back, named after this machine with the commit that measured it."""
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ pytestmark = pytest.mark.workflow
 SMOKE = REPO / "configs" / "smoke.yaml"
 
 
-def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tmp_path):
+def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tiny_run, tmp_path):
     output = tmp_path / "profile.yaml"
     command = [sys.executable, "-m", "benchmarks.device_profile", "--configfile", str(SMOKE)]
     command += ["--steps", "2", "--warmup", "1", "--loop-updates", "5", "60", "--start-repeats", "1"]
-    command += ["--workdir", str(tmp_path), "--output", str(output)]
+    command += ["--workdir", str(tiny_run), "--output", str(output)]  # the session's smoke run holds the data
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     profile = DeviceProfile.load(output)
@@ -32,10 +32,9 @@ def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(
     (task,) = profile.tasks.values()
     assert task["task"] == "demo" and task["update_s"] > 0 and task["fine_tune_update_s"] > 0 and task["decode_s"]
     assert profile.job_start > profile.warm_job_start > 0
-    assert (tmp_path / "results" / "smoke" / "data" / "demo" / "train.jsonl").is_file()  # made where it was told
-    plan = run_snakemake(tmp_path, "-n", "--forceall", "--cores", "2", "--configfile", str(SMOKE)).stdout
+    plan = run_snakemake(tiny_run, "-n", "--forceall", "--cores", "2", "--configfile", str(SMOKE)).stdout
     config = validate_config(merged_config(REPO / "config.yaml", [SMOKE]))
-    text, wall = cost_report(config, str(output), plan, 2, 0.0, tmp_path)  # what `gold-textgen plan --device` prints
+    text, wall = cost_report(config, str(output), plan, 2, 0.0, tiny_run)  # what `gold-textgen plan --device` prints
     assert wall > 0 and "train_mle" in text
 
 
