@@ -81,9 +81,9 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, refere
 def test_a_killed_job_whose_code_was_edited_restarts_from_scratch_with_the_new_code(reference, tmp_path):
     """Killed at a checkpoint, then the code it runs edited (a line that runs, in the MLE stage): the rerun
     does not resume the old code's checkpoint; it trains from the first update to its last, and its
-    provenance and the checkpoints' run identity hold the new code's digest (a 60-update run: the data
+    provenance and the checkpoints' run identity hold the new code's digest (a 40-update run: the data
     are the reference's)."""
-    short = long_mle_config(tmp_path, max_steps=60, eval_steps=20)
+    short = long_mle_config(tmp_path, max_steps=40, eval_steps=20)
     workdir = with_prepared_data(reference, tmp_path / "edited")
     kill_after_checkpoint(workdir, short, step=20)
     env = edited_package(tmp_path, "training/mle.py", "\ndef ", "\nEDITED_AFTER_THE_KILL = True\n\n\ndef ")
@@ -91,7 +91,7 @@ def test_a_killed_job_whose_code_was_edited_restarts_from_scratch_with_the_new_c
     run_snakemake(workdir, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(short), env=env)
     edited = json.loads((workdir / MODEL / "provenance.json").read_text())
     original = json.loads((reference / MODEL / "provenance.json").read_text())
-    assert edited.get("resumed_from") is None and edited["global_step"] == 60
+    assert edited.get("resumed_from") is None and edited["global_step"] == 40
     assert edited["code_version"] != original["code_version"]
     assert json.loads((workdir / CHECKPOINTS / FINGERPRINT_FILE).read_text())["identity"]["code"] == edited["code_version"]
 
