@@ -16,13 +16,18 @@ from collections.abc import Iterable
 UNK_WARNING_RATE = 5.0  # percent of reference tokens
 
 
-def unk_rate(tokenizer, texts: Iterable[str]) -> float:
-    """The percentage of the tokens of `texts` that `tokenizer` encodes as its unknown token."""
+def unknown_share(sequences: Iterable[list[int]], unk_id: int) -> float:
+    """The percentage of the tokens of `sequences` that are `unk_id`."""
     unknown = total = 0
-    for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]:
-        unknown += sum(token == tokenizer.unk_token_id for token in ids)
+    for ids in sequences:
+        unknown += sum(token == unk_id for token in ids)
         total += len(ids)
     return 100.0 * unknown / max(total, 1)
+
+
+def unk_rate(tokenizer, texts: Iterable[str]) -> float:
+    """The percentage of the tokens of `texts` that `tokenizer` encodes as its unknown token."""
+    return unknown_share(tokenizer(list(texts), add_special_tokens=False)["input_ids"], tokenizer.unk_token_id)
 
 
 def copied_unk_rate(tokenizer, pairs: Iterable[tuple[str, str]]) -> float:
@@ -31,12 +36,8 @@ def copied_unk_rate(tokenizer, pairs: Iterable[tuple[str, str]]) -> float:
     from .copy_vocabulary import CopyVocabulary  # here: the analysis jobs read this module and never load transformers
 
     vocabulary = CopyVocabulary(tokenizer)
-    unknown = total = 0
-    for source, target in pairs:
-        labels = vocabulary.encode(source, target, 1 << 30, 1 << 30).labels[:-1]  # without EOS
-        unknown += sum(token == vocabulary.unk for token in labels)
-        total += len(labels)
-    return 100.0 * unknown / max(total, 1)
+    labels = (vocabulary.encode(source, target, 1 << 30, 1 << 30).labels[:-1] for source, target in pairs)  # without EOS
+    return unknown_share(labels, vocabulary.unk)
 
 
 def coverage_problem(rate: float, settings: dict) -> str | None:
