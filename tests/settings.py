@@ -16,6 +16,16 @@ def demo_spec(**values) -> DemoTaskSpec:
     return DemoTaskSpec.from_config(defaults("synthetic_source", kind="synthetic", **values))
 
 
+def every_trainable_loss() -> dict[str, dict]:
+    """Every row of the loss catalog but the one that samples its own outputs, with the settings a row
+    requires (the schema has no default for them)."""
+    from gold_textgen.workflow.objective_catalog import LOSSES
+
+    required = {"gold": dict(reward="s", floor=0.05, min_weight=0.1), "tailr": dict(density_ratio_threshold=0.5)}
+    required |= {"mixce": dict(mixing_ratio=0.5), "probability": dict(alpha=0.5, threshold=0.001)}
+    return {name: required.get(name, {}) for name in LOSSES if "sampling" not in LOSSES[name].needs(required.get(name, {}))}
+
+
 def objective_settings(**values) -> ObjectiveSettings:
     """A GOLD objective (`reward`, `min_weight`, ...) and the task's GOLD block (`sync_every`, ...), each with
     the schema's defaults except `values`."""

@@ -7,7 +7,7 @@ import random
 
 import pytest
 import torch
-from settings import objective_settings, tiny_recurrent
+from settings import every_trainable_loss, objective_settings, tiny_recurrent
 from transformers import DataCollatorForSeq2Seq, GenerationConfig, Seq2SeqTrainingArguments
 
 from gold_textgen.data.copy_vocabulary import CopyVocabulary
@@ -26,7 +26,6 @@ from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nl
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.reward_cache import attach_cached_rewards
-from gold_textgen.workflow.objective_catalog import LOSSES
 
 LENGTHS = {"max_new_tokens": 8, "min_new_tokens": 1, "no_repeat_ngram_size": 0, "length_penalty": 1.0}
 
@@ -312,10 +311,7 @@ def test_every_reference_objective_trains_a_copy_model(tmp_path, architecture):
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))
     batch = collate(list(tokenize_records(records, tokenizer, 12, 12)))
     arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True, remove_unused_columns=False)
-    # every row of the catalog but the one that samples its own outputs, with the settings a row requires
-    chosen = {"gold": dict(reward="s", floor=0.05, min_weight=0.1), "tailr": dict(density_ratio_threshold=0.5)}
-    chosen |= {"mixce": dict(mixing_ratio=0.5), "probability": dict(alpha=0.5, threshold=0.001)}
-    losses = {name: chosen.get(name, {}) for name in LOSSES if name != "policy_gradient"}
+    losses = every_trainable_loss()
     model.train()
     for loss, settings in losses.items():
         gold = objective_settings(loss=loss, rewards="online", label_smoothing=0.1, **settings)

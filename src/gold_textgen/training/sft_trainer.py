@@ -71,6 +71,10 @@ class ObjectiveSFTTrainer(SFTTrainer):
         metrics = self._metrics["train"]
         metrics["entropy"].append((gather(entropy).sum() / valid).item() if valid > 0 else 0.0)
         metrics["mean_token_accuracy"].append((gather(correct).sum() / valid).item() if valid > 0 else 0.0)
+        # tokens seen as TRL counts them: the attention mask's, or a padding-free row's whole width
         if "attention_mask" in inputs:
-            self._total_train_tokens += gather(inputs["attention_mask"].sum()).sum().item() // getattr(self, "_tp_size", 1)
+            seen = inputs["attention_mask"].sum()
+        else:
+            seen = torch.tensor(inputs["position_ids"].size(1), device=inputs["position_ids"].device)
+        self._total_train_tokens += gather(seen).sum().item() // getattr(self, "_tp_size", 1)
         metrics["num_tokens"] = [self._total_train_tokens]

@@ -40,6 +40,7 @@ from .dropout_state import forward_without_dropout
 from .helper_models import HelperModels, frozen_model
 from .objective_loss import objective_terms
 from .objective_settings import ObjectiveSettings
+from .packed_examples import one_example_per_row
 
 
 class ObjectiveLoss:
@@ -114,6 +115,8 @@ class ObjectiveLoss:
             model_inputs = {key: value for key, value in inputs.items() if key not in ("labels", "num_items_in_batch", "adapter_names")}
             with self.helper_context():
                 self.helpers.fill(batch, model_inputs, labels, aligned=lambda helper_logits: self.aligned(helper_logits)[0])
+        # a packed or padding-free batch read one example per row, so no return or sequence term crosses examples
+        batch, labels = one_example_per_row(batch, labels, inputs, self.causal)
         terms = objective_terms(batch, labels, self.settings, self.helpers)
         normaliser = num_items_in_batch if num_items_in_batch is not None else terms.parts.num_tokens
         return terms.loss_sum / normaliser
