@@ -16,7 +16,7 @@ from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
 from gold_textgen.evaluation.final_answer import flexible_extract
-from gold_textgen.evaluation.stop_sequences import stopping_arguments, text_before_stop
+from gold_textgen.evaluation.stop_sequences import text_before_stop, with_stop_strings
 from gold_textgen.models.prompt_completion import wrap_language_model
 
 UNTIL = yaml.safe_load((REPO / "configs" / "causal.yaml").read_text())["tasks"]["gsm8k"]["generation"]["stop_sequences"]
@@ -54,7 +54,7 @@ class ScriptedLM(Qwen2ForCausalLM):
     script: tuple[int, ...] = ()
     prompt_width = 0
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args, labels=None, **kwargs):  # labels: what a Trainer's generate() passes along, unread
         output = super().forward(*args, **kwargs)
         width = (kwargs.get("attention_mask") if kwargs.get("attention_mask") is not None else kwargs["input_ids"]).shape[1]
         step = width - self.prompt_width  # tokens after the prompt so far
@@ -91,7 +91,7 @@ def test_a_run_on_stops_at_the_token_and_text_lm_evals_until_stops_at(tokenizer,
     prompt = tokenizer([PROMPT], return_tensors="pt")
     unstopped = model.generate(**prompt, generation_config=config)
     assert unstopped.shape[1] - 1 > stop  # without the stop strings generation runs on (start token counted)
-    stopped = model.generate(**prompt, generation_config=config, **stopping_arguments(tokenizer, UNTIL))
+    stopped = model.generate(**prompt, generation_config=with_stop_strings(config, UNTIL), tokenizer=tokenizer)
     assert stopped.shape[1] - 1 == stop  # it ends at the very token lm-eval's criterion stops at
     output = generate_texts(model, tokenizer, [{"id": "0", "source": PROMPT, "target": ""}], config, 1, 64, stop_sequences=UNTIL)[0]
     assert output == expected.strip()
@@ -107,3 +107,46 @@ def test_a_special_token_stop_is_cut_before_special_tokens_are_stripped(tokenize
     assert text == lm_eval_output(tokenizer, ids, ["<|im_end|>"])[1] == " He has 2 + 1 = 3.\n#### 3"
     assert text_before_stop(tokenizer, ids, []) == stripped_first  # no stop sequences: the whole text
     assert text_before_stop(tokenizer, tokenizer(" no stop here")["input_ids"], UNTIL) == " no stop here"
+
+
+def test_dev_selection_stops_where_the_evaluation_stops_without_a_deprecation_warning(tokenizer, tmp_path):
+    """The Trainer's own evaluation generates up to the stop token (counted), as the evaluation's decoding
+    does; the Seq2SeqTrainer without the mixin generates to the length limit."""
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+    from transformers.testing_utils import CaptureLogger
+    from transformers.utils import logging
+
+    from gold_textgen.training.dev_generation import StopsInDevGeneration
+    from gold_textgen.training.training_job import configure_generation
+
+    script = tokenizer(RUN_ON)["input_ids"]
+    stop, _ = lm_eval_output(tokenizer, script, UNTIL)
+    model = scripted_model(tokenizer, script)
+    prompt = tokenizer(PROMPT)["input_ids"]
+    task = {"generation": {**GENERATION, "stop_sequences": UNTIL}, "dev_search": {}, "max_source_length": len(prompt)}
+    configure_generation(model, task | {"max_target_length": len(script)})
+    generated = []
+    original = model.generate
+    model.generate = lambda *args, **kwargs: generated.append(original(*args, **kwargs)) or generated[-1]
+
+    class DevTrainer(StopsInDevGeneration, Seq2SeqTrainer):
+        pass
+
+    for trainer_class in (DevTrainer, Seq2SeqTrainer):
+        arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), predict_with_generate=True, report_to="none", use_cpu=True)
+        trainer = trainer_class(
+            model=model,
+            args=arguments,
+            eval_dataset=[{"input_ids": prompt, "labels": script[:stop]}],
+            data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
+            processing_class=tokenizer,
+            compute_metrics=lambda prediction: {},  # without one the Trainer computes the loss alone
+        )
+        with CaptureLogger(logging.get_logger("transformers.generation.utils")) as captured:
+            try:
+                trainer.evaluate()
+            except ValueError as error:  # the plain Trainer: stop strings in the config, no tokenizer to find them
+                assert trainer_class is Seq2SeqTrainer and "tokenizer" in str(error)
+                continue
+        assert "deprecated" not in captured.out
+    assert generated[0].shape[1] - 1 == stop  # new tokens (the start token aside) up to the stop token

@@ -14,7 +14,7 @@ from ..data.copy_vocabulary import CopyVocabulary
 from ..data.seq2seq_batches import PaddedFieldsCollator, encode_records, length_sorted_batches
 from ..models.copy_slots import copy_slots
 from ..models.generation_settings import token_conventions, token_conventions_only
-from .stop_sequences import stopping_arguments, text_before_stop
+from .stop_sequences import text_before_stop, with_stop_strings
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,8 @@ def generate_texts(
     copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer))
     outputs: list[str | None] = [None] * len(records)
-    stopping = stopping_arguments(tokenizer, stop_sequences)
+    config = with_stop_strings(config, stop_sequences)
+    stopping = {"tokenizer": tokenizer} if stop_sequences else {}  # what finds the stop strings
     if group_by_length:
         batches = list(length_sorted_batches([len(example["input_ids"]) for example in encoded], batch_size))
     else:

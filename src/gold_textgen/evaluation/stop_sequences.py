@@ -12,9 +12,10 @@ cut at the first stop found with special tokens kept, before they are stripped.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
-from transformers import PreTrainedTokenizerBase
+from transformers import GenerationConfig, PreTrainedTokenizerBase
 
 
 def truncated_at_stop(text: str, stop_sequences: Sequence[str]) -> str:
@@ -23,10 +24,14 @@ def truncated_at_stop(text: str, stop_sequences: Sequence[str]) -> str:
     return text[:cut]
 
 
-def stopping_arguments(tokenizer: PreTrainedTokenizerBase, stop_sequences: Sequence[str]) -> dict:
-    """generate()'s arguments that end each sequence at the token completing a stop sequence (a model with
-    its own search ignores them; the cut of `text_before_stop` still applies)."""
-    return {"stop_strings": list(stop_sequences), "tokenizer": tokenizer} if stop_sequences else {}
+def with_stop_strings(config: GenerationConfig, stop_sequences: Sequence[str]) -> GenerationConfig:
+    """A copy of `config` that ends each sequence at the token completing a stop sequence. generate() finds
+    them with the tokenizer, passed as `tokenizer=` (a model with its own search ignores both; the cut of
+    `text_before_stop` still applies). In the config, not beside it: transformers deprecates generation
+    settings passed next to a `generation_config`."""
+    stopped = copy.deepcopy(config)
+    stopped.stop_strings = list(stop_sequences) or None
+    return stopped
 
 
 def text_before_stop(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], stop_sequences: Sequence[str]) -> str:

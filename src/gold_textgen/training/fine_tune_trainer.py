@@ -30,6 +30,7 @@ from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_lo
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .checkpoint_loading import KnownMissingKeys
+from .dev_generation import StopsInDevGeneration
 from .dropout_state import without_dropout
 from .helper_models import HelperModels
 from .label_logprobs import policy_token_batch, with_labels_if_read_cheaply
@@ -43,7 +44,7 @@ LOGGED_SUMS = ("nll_sum", "weight_sum", "return_sum", "weights_at_u", "terms_at_
 REWARD_FIELD = "reward_logprobs"
 
 
-class FineTuneTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """Seq2SeqTrainer whose training loss is a weighted NLL (GOLD's, or a peer objective's); evaluation is
     unchanged (dev metric by generation; the reported eval loss is the plain token-mean NLL)."""
 

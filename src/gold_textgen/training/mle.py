@@ -13,6 +13,7 @@ from ..data.tokenization import load_tokenizer
 from ..models.transformer import count_parameters, initial_model
 from ..workflow.runtime import seed_everything
 from .checkpoint_loading import KnownMissingKeys
+from .dev_generation import StopsInDevGeneration
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
@@ -21,7 +22,7 @@ from .training_job import TrainingJob, build_trainer, configure_generation, load
 log = logging.getLogger(__name__)
 
 
-class MleTrainer(TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
+class MleTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, KnownMissingKeys, EpochSeededSampling, Seq2SeqTrainer):
     """The transformers Seq2SeqTrainer, with batch order that survives a resume (see samplers.py), no
     warning for the weights a checkpoint never holds (checkpoint_loading.py), FocusSeq2Seq's
     halve-on-plateau schedule when asked for (plateau_schedule.py), and TRL's token statistics in its

@@ -176,8 +176,8 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring:
 
 def configure_generation(model: PreTrainedModel, task: dict) -> None:
     """Dev evaluation decodes with the task's dev decoder (`dev_search`: greedy by default, the paper's
-    test beam in configs/paper.yaml, as the authors validated) and the task's length settings, which must
-    fit the model's position table (checked here, before any update)."""
+    test beam in configs/paper.yaml, as the authors validated), the task's length settings, which must fit
+    the model's position table (checked here, before any update), and its stop sequences."""
     check_position_limit(model, task)
     model.generation_config = config = clean_generation_config(model)  # nothing from a hub's generation_config.json
     apply_length_settings(config, task["generation"])
@@ -187,6 +187,8 @@ def configure_generation(model: PreTrainedModel, task: dict) -> None:
     if config.num_beams > 1:
         config.early_stopping = search.get("early_stopping", False)
     config.do_sample = False
+    # the evaluation's stops (StopsInDevGeneration hands generate() the tokenizer that finds them)
+    config.stop_strings = list(task["generation"].get("stop_sequences", ())) or None
 
 
 def load_splits(job: TrainingJob, tokenizer: PreTrainedTokenizerBase, eval_max_examples: int, keep_oov_words: bool = False):
