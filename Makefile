@@ -28,6 +28,9 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet --no-compile "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install --quiet --no-compile -e ".[dev,slurm]"
+	# lm-eval for the test that loads an exported model with its HFLM class: that class imports with what the
+	# project installs, so its wheel alone (not its task suites' many dependencies)
+	$(BIN)/pip install --quiet --no-compile --no-deps "lm-eval==0.4.13"
 	$(BIN)/python -m compileall -q -j0 -x '/tests?/' "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
 	touch $@
 

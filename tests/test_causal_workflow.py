@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO, job_counts, run_snakemake
+from exported_models import check_export
 from safetensors import safe_open
 
 pytestmark = pytest.mark.workflow
@@ -37,6 +38,7 @@ TEST_SIZED = {
         }
     },
 }
+NEW_TOKENS = TEST_SIZED["tasks"]["demo"]["generation"]["max_new_tokens"]
 
 
 FIGURES = ("nll_histogram", "exposure_bias")
@@ -59,6 +61,10 @@ def test_the_causal_demo_runs_through_the_workflow(tmp_path):
     assert len(generations) == 30  # one completion per test prompt, the prompt left out
     for figure in FIGURES:
         assert (tmp_path / f"results/causal_demo/figures/demo/{figure}.png").stat().st_size > 0
+    for objective in ("mle", "gold_s"):  # every model leaves the workflow: transformers and lm-eval load it
+        run = f"demo/{objective}/seed1"
+        generated = tmp_path / f"results/causal_demo/generations/{run}/test/greedy/sample0.jsonl"
+        check_export(tmp_path / f"results/causal_demo/models/{run}", tmp_path / f"exported/{objective}", generated, NEW_TOKENS, lora=False)
 
 
 def test_gold_s_with_lora_adapters_runs_through_the_workflow(tmp_path):
@@ -84,6 +90,9 @@ def test_gold_s_with_lora_adapters_runs_through_the_workflow(tmp_path):
     assert any(".lora_A.default." in key for key in keys)
     assert not any(".lagged_policy." in key or ".frozen_start." in key for key in keys)  # the helpers' adapters stay out
     assert len((tmp_path / target).read_text().splitlines()) == 30
+    for objective in ("mle", "gold_s"):  # merged, and as a peft adapter over the exported base
+        model_dir = tmp_path / f"results/causal_demo/models/demo/{objective}/seed1"
+        check_export(model_dir, tmp_path / f"exported/{objective}", tmp_path / target, NEW_TOKENS, lora=True)
 
 
 def test_the_gsm8k_experiment_plans_sft_gold_dft_and_the_control_on_three_seeds(tmp_path):

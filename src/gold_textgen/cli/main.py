@@ -179,3 +179,19 @@ def tally(arguments) -> None:
     from ..analysis.human_eval import main as human_eval_main
 
     human_eval_main(["tally", *arguments])
+
+
+@main.command(name="export")
+@click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("out", type=click.Path(file_okay=False))
+def export_command(model_dir, out) -> None:
+    """Write the model in MODEL_DIR (a workflow's results/<experiment>/models/...) to OUT in the form
+    transformers' Auto classes, peft, lm-eval and vLLM load (docs/guide/decoder-only.md)."""
+    from ..models.export import export_model
+
+    try:
+        written = export_model(Path(model_dir), Path(out))
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    for what, folder in written.items():
+        click.echo(f"{what}: {folder}")
