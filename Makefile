@@ -61,7 +61,7 @@ suite: setup  ## every test, without the lint
 
 # The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).
-test-fast: setup lint  ## lint, then the unit tests only (about a minute)
+test-fast: setup lint  ## lint, then the unit tests only
 	$(BIN)/pytest -m "not workflow and not trl" -n 2
 
 lint: setup  ## ruff, snakefmt, snakemake --lint, the docs site (warnings as errors)

@@ -242,3 +242,23 @@ def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
     # peft 0.21 still calls a transformers 5 name that warns (is_gradient_checkpointing): not an interface of ours
     from_trl = [line for line in blocks_said.splitlines() if "FutureWarning" in line and "/trl/" in line]
     assert not from_trl, from_trl
+
+
+# A measured duration or a count of tests typed in prose: "41 min", "about five minutes", "2.5 h", "722 tests".
+TYPED_FIGURE = re.compile(
+    r"\b(?:\d+(?:[.,]\d+)*\s?|(?:one|two|three|four|five|six|seven|eight|nine|ten)\s)(?:ms|min|minutes?|hours?|h|s)\b|\b\d[\d,]*\s+tests\b",
+    re.I,
+)
+
+
+def test_measured_times_and_test_counts_are_quoted_from_the_benchmarks_page_alone():
+    """docs/benchmarks.md holds them, each with the command that measured it, its machine and commit (the
+    suite's row written by `benchmarks.suite_time`); the front page, the guides, the development page and
+    the comments of the configs and the Makefile link there instead of typing a figure that goes stale."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "guide").glob("*.md"))]
+    texts = {page: page.read_text() for page in pages if page.name != "benchmarks.md"}
+    for path in [REPO / "config.yaml", REPO / "Makefile", *sorted((REPO / "configs").glob("*.yaml"))]:
+        texts[path] = "\n".join(re.findall(r"#(.*)$", path.read_text(), re.M))
+    typed = [f"{path.relative_to(REPO)}: {match.group(0)!r}" for path, text in texts.items() for match in TYPED_FIGURE.finditer(text)]
+    assert not typed, "\n".join(typed)
+    assert "<!-- suite-time" in (REPO / "docs" / "benchmarks.md").read_text()

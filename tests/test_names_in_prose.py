@@ -1,7 +1,7 @@
 """Every name a sentence puts in backticks resolves to something that exists, so no comment, docstring,
 docs page or config comment keeps the name of a file, class, function or config key after it moved or
 went away. Checked kinds: a path (a tracked file or folder, or a file the code writes), a class or a call
-(`Name`, `name()`: defined in the project or in a library it names), a `gold_textgen.` module, and a config
+(a CamelCase name, or a name followed by brackets: defined in the project or in a library it names), a `gold_textgen.` module, and a config
 key (`experiment.seeds`, `tasks.demo.model.lora`: each part a key of the schema or of a shipped config).
 Names of other projects' files and settings are listed below, each with where it lives."""
 
@@ -40,6 +40,8 @@ ELSEWHERE = {
     "directory()": "Snakemake's rule-output helper",
     "key.csv": "the human-evaluation key a user passes",
     "configs/my_run.yaml": "a config of the reader's own",
+    "generation_config.json": "what transformers' save_pretrained writes beside a model",
+    "nvidia-h200.yaml": "the profile benchmarks.device_profile names after the device it runs on",
 }
 LIBRARIES = (
     "transformers",
@@ -106,10 +108,12 @@ def defined_names() -> frozenset[str]:
 
 @cache
 def written_names() -> str:
-    """The code's string literals joined: where the names of the files it writes appear."""
+    """The string literals of the package, the rules and the benchmarks joined: where the names of the files
+    they write appear."""
     pieces = []
     for name in tracked():
-        if name.endswith((".py", ".smk")) or name == "Snakefile":
+        writes = name.startswith(("src/", "rules/", "benchmarks/")) or name == "Snakefile"
+        if writes and (name.endswith((".py", ".smk")) or name == "Snakefile"):
             pieces += re.findall(r"[\"']([^\"'\n]+)[\"']", (REPO / name).read_text())
     return "\n".join(pieces)
 
