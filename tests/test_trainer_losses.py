@@ -102,7 +102,7 @@ def test_settings_are_checked_and_a_missing_helper_is_named():
         ObjectiveLoss("gold", reward="delta", min_weight=-1.0)
 
 
-def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: ObjectiveLoss, callbacks=()):
+def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: ObjectiveLoss, callbacks=(), **settings):
     from datasets import Dataset
 
     trl = pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
@@ -114,7 +114,7 @@ def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: Obj
     config = trl.SFTConfig(
         output_dir=str(output_dir),
         max_steps=max_steps,
-        per_device_train_batch_size=4,
+        **{"per_device_train_batch_size": 4, **settings},
         learning_rate=1e-3,
         save_steps=3,
         logging_steps=1,
@@ -161,3 +161,22 @@ def test_gold_s_trains_in_trls_sft_trainer_and_resumes_to_the_uninterrupted_weig
         assert torch.equal(a, b)
     history = json.loads((tmp_path / "straight" / "checkpoint-6" / "trainer_state.json").read_text())["log_history"]
     assert "mean_token_accuracy" in history[0] and "entropy" in history[0]  # TRL's own statistics, beside the loss
+
+
+@pytest.mark.trl
+def test_a_model_that_takes_no_loss_kwargs_gets_the_token_mean_over_the_update(setup, tmp_path):
+    """Two micro-batches of different token counts per update: a model class that says it takes no loss
+    kwargs trains to the same weights as one that does (the token mean over the update, not a mean of the
+    micro-batches' means)."""
+    records, tokenizer, start, _ = setup
+    trained = {}
+    for accepts in (True, False):
+        model = copy.deepcopy(start.language_model)
+        model.accepts_loss_kwargs = accepts  # what transformers' Trainer reads from the model class
+        loss = ObjectiveLoss("nll", label_smoothing=0.0)
+        trainer = sft_trainer(
+            model, tokenizer, records, tmp_path / str(accepts), 1, loss, per_device_train_batch_size=3, gradient_accumulation_steps=2
+        )
+        trainer.train()
+        trained[accepts] = torch.cat([parameter.detach().flatten() for parameter in model.parameters()])
+    assert torch.allclose(trained[True], trained[False], atol=1e-7)

@@ -40,6 +40,11 @@ class ObjectiveSFTTrainer(SFTTrainer):
         super().__init__(*args, callbacks=[objective.callback(), *(callbacks or ())], **kwargs)  # its syncs first
         objective.helper_context = self.accelerator.autocast  # the helpers in the policy's mixed precision
         self.objective = objective
+        # The loss divides by the update's tokens (`num_items_in_batch`), which the Trainer counts, and leaves
+        # unscaled by the accumulation steps, only for a model it believes takes loss kwargs; for a model class
+        # that does not, the update would be a mean of micro-batch means. compute_loss builds the model's
+        # inputs itself, so the model's forward never receives them.
+        self.model_accepts_loss_kwargs = True
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if not model.training:
