@@ -44,6 +44,7 @@ from .checkpoint_state import (
 from .dropout_state import without_dropout
 from .label_logprobs import helper_reference_logprobs
 from .objective_settings import ObjectiveSettings
+from .sharded_weights import refuse_sharded
 
 log = logging.getLogger(__name__)
 # The helper each need of the catalog asks for, by the name a caller passes it.
@@ -206,6 +207,7 @@ class HelperModels:
         adapters = peft_model_in(start) is not None
 
         def helper(name: str):
+            refuse_sharded(start, "policy")
             return AdapterHelper(start, name) if adapters else model_from_weights(start)
 
         lagged = helper("lagged_policy") if settings.uses_lagged_policy else None
@@ -215,6 +217,7 @@ class HelperModels:
         elif frozen is None:
             frozen = helper("frozen_start")
         else:
+            refuse_sharded(frozen, "frozen model")
             frozen = frozen_model(frozen, start)
         truncation = None
         if "truncation" in settings.needs:
