@@ -50,6 +50,7 @@ LIBRARIES = (
     "torch",
     "torch.nn",
     "torch.nn.functional",
+    "torch.distributed.fsdp",
     "datasets",
     "tokenizers",
     "pandas",

@@ -195,3 +195,19 @@ def export_command(model_dir, out) -> None:
         raise click.ClickException(str(error)) from None
     for what, folder in written.items():
         click.echo(f"{what}: {folder}")
+
+
+@main.command()
+@click.option(
+    "--config", "config_path", required=True, type=click.Path(exists=True, dir_okay=False), help="TRL's SFT arguments and a loss block"
+)
+def sft(config_path) -> None:
+    """Fine-tune a causal LM with any objective of the catalog through TRL's SFTTrainer, as `trl sft --config`
+    does (docs/guide/sft-command.md)."""
+    from ..training.sft_command import run_sft
+
+    try:
+        output = run_sft(Path(config_path))
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"saved: {output}")

@@ -1,0 +1,81 @@
+"""`gold-textgen sft --config x.yaml` (training/sft_command.py): TRL's own SFT arguments plus a loss block
+train a causal LM with an objective of the catalog through ObjectiveSFTTrainer. Here GOLD-s with a LoRA
+adapter on a 20-example conversational jsonl, the loss on the assistant's turns alone (the tokenizer's chat
+template), on a tiny local model: seconds."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from tokenizers import ByteLevelBPETokenizer
+from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+from gold_textgen.cli.main import main
+
+pytestmark = pytest.mark.trl
+# The assistant's turns between generation markers: what TRL's assistant_only_loss trains on.
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] == 'assistant' %}{% generation %}"
+    "{{ message['content'] + eos_token }}{% endgeneration %}{% else %}"
+    "{{ 'User: ' + message['content'] + '\\nAssistant: ' }}{% endif %}{% endfor %}"
+)
+
+
+def conversations(count: int) -> list[dict]:
+    return [
+        {"messages": [{"role": "user", "content": f"What is {i} plus {i + 1}?"}, {"role": "assistant", "content": f"It is {2 * i + 1}."}]}
+        for i in range(count)
+    ]
+
+
+def tiny_chat_model(folder, texts: list[str]) -> None:
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts * 5, vocab_size=300, special_tokens=["<|endoftext|>"])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = CHAT_TEMPLATE
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2
+    )
+    config.eos_token_id = config.pad_token_id = tokenizer.eos_token_id
+    Qwen2ForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def test_gold_s_with_lora_on_a_conversational_jsonl_trains_and_saves_the_adapter(tmp_path):
+    data = conversations(20)
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in data))
+    tiny_chat_model(tmp_path / "model", [turn["content"] for row in data for turn in row["messages"]])
+    config = {
+        "model_name_or_path": str(tmp_path / "model"),
+        "datasets": [{"path": "json", "data_files": str(tmp_path / "train.jsonl")}],
+        "output_dir": str(tmp_path / "out"),
+        "max_steps": 3,
+        "per_device_train_batch_size": 4,
+        "learning_rate": 1e-3,
+        "logging_steps": 1,
+        "report_to": "none",
+        "use_cpu": True,
+        "bf16": False,
+        "assistant_only_loss": True,
+        "use_peft": True,
+        "lora_r": 4,
+        "lora_target_modules": "all-linear",
+        "loss": {"loss": "gold", "reward": "s", "floor": 0.05, "min_weight": 0.1, "sync_every": 2},
+    }
+    (tmp_path / "sft.yaml").write_text(yaml.safe_dump(config))
+    result = CliRunner().invoke(main, ["sft", "--config", str(tmp_path / "sft.yaml")])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert (tmp_path / "out" / "adapter_config.json").is_file() and (tmp_path / "out" / "adapter_model.safetensors").is_file()
+    state = json.loads(sorted((tmp_path / "out").glob("checkpoint-*/trainer_state.json"))[-1].read_text())
+    losses = [entry["loss"] for entry in state["log_history"] if "loss" in entry]
+    assert len(losses) == 3 and all(math.isfinite(loss) for loss in losses)
+
+
+def test_a_config_without_a_loss_block_is_refused_by_name(tmp_path):
+    (tmp_path / "sft.yaml").write_text(yaml.safe_dump({"model_name_or_path": "x", "output_dir": str(tmp_path)}))
+    result = CliRunner().invoke(main, ["sft", "--config", str(tmp_path / "sft.yaml")])
+    assert result.exit_code == 1 and "no `loss` block" in result.output
