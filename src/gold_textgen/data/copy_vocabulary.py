@@ -90,3 +90,9 @@ class CopyVocabulary:
             return oov_words[k] if k < len(oov_words) else self.tokenizer.unk_token
 
         return PLACEHOLDER_PATTERN.sub(word, text)
+
+
+def copy_vocabulary_of(tokenizer: PreTrainedTokenizerBase) -> CopyVocabulary | None:
+    """The copy vocabulary of a copy model's tokenizer (one with copy placeholders), None for any other:
+    the one place that decides whether outputs hold placeholders to restore."""
+    return CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None

@@ -10,9 +10,8 @@ import torch
 from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.copy_vocabulary import CopyVocabulary
+from ..data.copy_vocabulary import copy_vocabulary_of
 from ..data.seq2seq_batches import PaddedFieldsCollator, encode_records, length_sorted_batches
-from ..models.copy_slots import copy_slots
 from ..models.generation_settings import token_conventions, token_conventions_only
 from .stop_sequences import text_before_stop, with_stop_strings
 
@@ -99,7 +98,7 @@ def generate_texts(
     model.eval()
     torch.manual_seed(sample_seed)  # sampling decoders draw from torch's RNG
     encoded = encode_records(records, tokenizer, max_source_length, None, features)
-    copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
+    copying = copy_vocabulary_of(tokenizer)
     collate = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer))
     outputs: list[str | None] = [None] * len(records)
     config = with_stop_strings(config, stop_sequences)

@@ -25,13 +25,12 @@ from transformers import (
     Seq2SeqTrainingArguments,
 )
 
-from ..data.copy_vocabulary import CopyVocabulary
+from ..data.copy_vocabulary import copy_vocabulary_of
 from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
 from ..evaluation import metrics
 from ..evaluation.decoding import apply_length_settings, clean_generation_config
 from ..evaluation.stop_sequences import text_before_stop
-from ..models.copy_slots import copy_slots
 from ..models.position_limit import check_position_limit
 from ..models.transformer import count_parameters
 from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
@@ -159,7 +158,7 @@ def compute_metrics_fn(tokenizer: PreTrainedTokenizerBase, metric: str, scoring:
     """Decode generated ids and labels, then score them with the task metric. A copy model's placeholders
     become one-word stand-ins on both sides (the Trainer hands over ids without their sources); outputs end
     before the first stop sequence, as the evaluation's do."""
-    copying = CopyVocabulary(tokenizer) if copy_slots(tokenizer) else None
+    copying = copy_vocabulary_of(tokenizer)
 
     def decode(ids: np.ndarray, stops=()) -> list[str]:
         rows = np.where(ids < 0, tokenizer.pad_token_id, ids).tolist()
