@@ -1,6 +1,7 @@
 """Sharded policies (training/sharded_weights.py): a policy whose weights torch's `fully_shard` (FSDP2)
 sharded is refused, with the reason, where the helpers would be copied from its shards; a loss without
-helpers trains it. Run in one process of a real gloo process group on the CPU."""
+helpers trains it. Run in one process of a real gloo process group on the CPU; data-parallel training (DDP), which builds
+the helpers from whole weights, trains on two torchrun workers to the weights of one process."""
 
 from __future__ import annotations
 
@@ -40,3 +41,31 @@ def test_a_policy_sharded_by_fsdp_is_refused_where_helpers_are_built_from_it(sha
     ObjectiveLoss("dft").start(policy)
     batch = torch.tensor([[3, 4, 5, 6]])
     assert torch.isfinite(ObjectiveLoss("dft")(policy(input_ids=batch), batch))
+
+
+@pytest.mark.trl
+def test_gold_s_data_parallel_on_two_processes_equals_one_process(tmp_path):
+    """torchrun's two gloo workers with two examples each train GOLD-s (pi_tilde and the frozen model in
+    each worker, whole weights) to the weights one process trains with batches of four."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    script = Path(__file__).with_name("gold_s_sft_run.py")
+    environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+    torchrun = [str(Path(sys.executable).with_name("torchrun")), "--standalone", "--nproc_per_node", "2"]  # a free port of its own
+    commands = {
+        "one": [sys.executable, str(script), str(tmp_path / "one"), "4"],
+        "two": [*torchrun, str(script), str(tmp_path / "two"), "2"],
+    }
+    runs = {name: subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True) for name, command in commands.items()}
+    for name, run in runs.items():
+        _, errors = run.communicate(timeout=600)
+        assert run.returncode == 0, (name, errors[-3000:])
+    one, two = (load_file(str(tmp_path / name / "weights.safetensors")) for name in ("one", "two"))
+    start = tiny_causal_setup()[2].language_model.state_dict()
+    assert max(float((one[key] - start[key]).abs().max()) for key in one) > 1e-4  # it trained
+    assert max(float((one[key] - two[key]).abs().max()) for key in one) < 1e-5
