@@ -159,6 +159,38 @@ def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
 
 
 @pytest.mark.workflow
+def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, tmp_path):
+    """A refactor: training/dropout_state.py renamed, its importers' import lines with it, and a line of code
+    added to the warm-start server (start-up code, STARTUP_MODULES): the finished smoke run plans nothing.
+    A real edit beside them still reruns (the tests above)."""
+    root = package_copy(tmp_path, "workflow/warm_start.py", "\ndef ", "\nSTARTUP_EDITED = True\n\n\ndef ")
+    (root / "training" / "dropout_state.py").rename(root / "training" / "dropout_switch.py")
+    importers = [path for path in root.rglob("*.py") if ".dropout_state import" in path.read_text()]
+    assert importers
+    for path in importers:
+        path.write_text(path.read_text().replace(".dropout_state import", ".dropout_switch import"))
+    result = run_snakemake(tiny_run, "-n", *SMOKE, env={"PYTHONPATH": str(root.parent)})
+    assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
+
+
+@pytest.mark.workflow
+def test_a_step_started_cold_writes_what_the_warm_started_one_wrote(tiny_run, tmp_path):
+    """Why start-up code is not part of a result's identity: the smoke run's steps were forked warm; one
+    model step run again cold (GOLD_WARM_START=0) writes the same token NLL and scores."""
+    import pandas as pd
+
+    copy = tmp_path / "run"
+    shutil.copytree(tiny_run, copy, symlinks=True)
+    target = "results/smoke/token_nll/demo/mle/seed1/valid.parquet"
+    scores = "results/smoke/scores/demo/mle/seed1/valid"
+    cold = {"GOLD_WARM_START": "0"}
+    run_snakemake(copy, "--cores", "1", "--forcerun", "evaluate_valid", "--allowed-rules", "evaluate_valid", target, *SMOKE, env=cold)
+    pd.testing.assert_frame_equal(pd.read_parquet(copy / target), pd.read_parquet(tiny_run / target))
+    for warm in sorted((tiny_run / scores).rglob("*.json")):
+        assert json.loads((copy / warm.relative_to(tiny_run)).read_text()) == json.loads(warm.read_text()), warm
+
+
+@pytest.mark.workflow
 def test_editing_the_table_code_rebuilds_the_tables_only(tiny_run, tmp_path):
     env = edited_package(tmp_path, "analysis/tables.py", "\ndef ", "\nTABLES_EDITED = True\n\n\ndef ")
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, env=env).stdout)

@@ -13,6 +13,9 @@ Adding or editing a row, or a loss's own file, reruns only the jobs of that loss
 
 What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
 spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
+Where code lives is left out too: the package's own import lines count by the names they bring in, and a
+job's module digests are combined without the modules' names, so moving or renaming a module reruns
+nothing. The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs) are left out.
 The digest reads files, never imports them (the DAG is built without torch), and does not depend on where
 the package or the checkout lies, so a copied results folder keeps its identity.
 """
@@ -40,29 +43,44 @@ def package_root() -> Path:
 
 
 def behaviour_text(source: str) -> str:
-    """`source` less its comments, docstrings, blank lines and trailing spaces: the part that runs."""
+    """`source` less its comments, docstrings, blank lines and trailing spaces, and less where the package's
+    own imports come from: the part that runs. `from .dropout_state import without_dropout` reads as
+    `import without_dropout`, so moving or renaming a module (and its importers' import lines with it) leaves
+    every digest as it was; the moved code's own digest is unchanged too, since the digests of a job's modules
+    are combined without their names (`script_code_version`)."""
     lines = source.splitlines()
-    removed: list[tuple[int, int, int, int]] = []  # (first line, first col, last line, end col), 1-based lines
+    edits: list[tuple[int, int, int, int, str]] = []  # (first line, first col, last line, end col, new text), 1-based lines
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                removed.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset))
+                edits.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset, ""))
+        if _is_own_import(node):
+            names = "; ".join(f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "") for alias in node.names)
+            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, names))
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
-            removed.append((token.start[0], token.start[1], token.end[0], token.end[1]))
-    # Blank out from the end so earlier spans keep their columns.
-    for first_line, first_col, last_line, end_col in sorted(removed, reverse=True):
+            edits.append((token.start[0], token.start[1], token.end[0], token.end[1], ""))
+    # Edit from the end so earlier spans keep their columns.
+    for first_line, first_col, last_line, end_col, text in sorted(edits, reverse=True):
         if first_line == last_line:
-            text = lines[first_line - 1]
-            lines[first_line - 1] = text[:first_col] + text[end_col:]
+            line = lines[first_line - 1]
+            lines[first_line - 1] = line[:first_col] + text + line[end_col:]
         else:
-            lines[first_line - 1] = lines[first_line - 1][:first_col]
+            lines[first_line - 1] = lines[first_line - 1][:first_col] + text
             for number in range(first_line, last_line - 1):
                 lines[number] = ""
             lines[last_line - 1] = lines[last_line - 1][end_col:]
     return "\n".join(line.rstrip() for line in lines if line.strip())
+
+
+def _is_own_import(node: ast.AST) -> bool:
+    """A `from` import of one of the package's modules (relative, or absolute from gold_textgen): where the
+    names come from is the package's layout, not its behaviour."""
+    if not isinstance(node, ast.ImportFrom):
+        return False
+    return bool(node.level) or (node.module or "").split(".")[0] == PACKAGE
 
 
 def module_file(module: str, root: Path) -> Path | None:
@@ -109,6 +127,9 @@ def _with_parents(module: str) -> list[str]:
 # a workflow reads and tokenises only the files that changed since (use_cache; the workflow keeps it in the
 # user's cache folder, shared by every working directory). Without it every file is read.
 _cache: dict | None = None
+# What a digest means (behaviour_text's rules): part of each cache key, so that a cache written under other
+# rules is never read as this one's.
+DIGEST_RULES = "2: imports without their modules"
 _cache_path: Path | None = None
 _cache_changed = False  # new entries not yet in the file (written at exit)
 
@@ -143,7 +164,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozenset[str]]:
     """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
     global _cache_changed
-    key = f"{file.resolve()}|{module}|{root.resolve()}"
+    key = f"{file.resolve()}|{module}|{root.resolve()}|{DIGEST_RULES}"
     stat = file.stat()
     stamp = list(_stamp(stat))
     entry = _cache.get(key) if _cache is not None else None
@@ -165,7 +186,7 @@ def _save_cache() -> None:
     global _cache_changed
     if not _cache_changed or _cache is None or _cache_path is None:
         return
-    for key in [key for key in _cache if not os.path.exists(key.split("|", 1)[0])]:
+    for key in [key for key in _cache if not os.path.exists(key.split("|", 1)[0]) or not key.endswith(f"|{DIGEST_RULES}")]:
         del _cache[key]
     partial = _cache_path.with_name(f".{_cache_path.name}.{os.getpid()}.tmp")
     try:
@@ -240,8 +261,9 @@ def script_code_version(
     script_digest, script_imports = _file_facts(script, None, root)
     modules = module_closure(set(script_imports) | set(extra_modules), root, rows)
     digest = hashlib.sha256(script_digest.encode())
-    for module in modules:
-        digest.update(b"\0" + module.encode() + b"\0" + _module_digest(module, root, rows).encode())
+    # the modules' digests without their names, in an order of their own: where code lives is not its behaviour
+    for module_digest in sorted(_module_digest(module, root, rows) for module in modules if module not in STARTUP_MODULES):
+        digest.update(b"\0" + module_digest.encode())
     return digest.hexdigest()[:16]
 
 
@@ -253,6 +275,11 @@ def workflow_code_version(scripts_dir: Path, root: Path | None = None) -> str:
         digest.update(script.name.encode() + script_code_version(script, root, TRAINING_MODULES).encode())
     return digest.hexdigest()[:16]
 
+
+# How a step starts and where it logs, not what it computes: a step forked warm from a server or started
+# cold, logging to its file either way, writes the same outputs (tests/test_workflow_code_identity.py runs
+# both), so editing these reruns nothing.
+STARTUP_MODULES = frozenset({"gold_textgen.workflow.warm_start", "gold_textgen.workflow.logs"})
 
 # Modules the training launcher imports by name (training/launch.py), part of the whole workflow's code.
 TRAINING_MODULES = ("gold_textgen.training.mle", "gold_textgen.training.fine_tune")
