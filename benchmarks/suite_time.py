@@ -46,11 +46,11 @@ def measure() -> dict:
         clone = Path(folder) / "clone"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
         start = time.monotonic()
-        result = subprocess.run(["bash", ".ci/run"], cwd=clone, capture_output=True, text=True)
+        result = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall = time.monotonic() - start
     if result.returncode:
-        raise SystemExit(f".ci/run failed (exit status {result.returncode}):\n" + (result.stdout + result.stderr)[-5000:])
-    counts, pytest_seconds = pytest_summary(result.stdout + result.stderr)
+        raise SystemExit(f".ci/run failed (exit status {result.returncode}):\n" + result.stdout[-12000:])
+    counts, pytest_seconds = pytest_summary(result.stdout)
     return {"commit": commit, "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
 
 
