@@ -62,7 +62,8 @@ QUICK = ("--configfile", str(FULL), str(QUICK_OVERLAY))
 QUICK_SIZES = {"train": 200, "valid": 40, "test": 40}
 GUIDE = REPO / "docs" / "guide" / "your-own-config.md"
 # The guide's plan of both recipes on that corpus: "... the quick check at N min and the full recipe at up to M h".
-GUIDE_PLAN = re.compile(r"the\s+quick\s+check\s+at\s+([\d.]+)\s+min\s+and\s+the\s+full\s+recipe\s+at\s+up\s+to\s+([\d.]+)\s+h")
+# The guide's words for the two plans (it types no figure: docs/benchmarks.md holds the measured ones).
+GUIDE_PLAN = re.compile(r"the\s+quick\s+check\s+under\s+a\s+minute\s+and\s+the\s+full\s+recipe\s+at\s+days")
 
 
 def test_the_quick_recipe_runs_a_users_200_line_corpus_into_a_folder_of_its_own(tmp_path):
@@ -72,11 +73,9 @@ def test_the_quick_recipe_runs_a_users_200_line_corpus_into_a_folder_of_its_own(
     write_corpus(tmp_path / "data" / "my_corpus", QUICK_SIZES)
     full = job_counts(run_snakemake(tmp_path, "-n", "--quiet", "rules", *QUICK[:2]).stdout)
     assert full["train_mle"] == 3 and full["fine_tune"] == 12  # three seeds of the control and GOLD-delta, -p, -s
-    quick_minutes, full_hours = (float(number) for number in GUIDE_PLAN.search(GUIDE.read_text()).groups())
-    assert planned_wall(tmp_path, [FULL, QUICK_OVERLAY]) / 60 == pytest.approx(quick_minutes, rel=0.15), (
-        "the guide's plan of the quick check"
-    )
-    assert planned_wall(tmp_path, [FULL]) / 3600 == pytest.approx(full_hours, rel=0.15), "the guide's plan of the full recipe"
+    assert GUIDE_PLAN.search(GUIDE.read_text()), "the guide's words for the plans"
+    assert planned_wall(tmp_path, [FULL, QUICK_OVERLAY]) < 60, "the quick check: under a minute, as the guide says"
+    assert 24 * 3600 <= planned_wall(tmp_path, [FULL]) < 30 * 24 * 3600, "the full recipe: days, as the guide says"
     run_snakemake(tmp_path, "--cores", "2", *QUICK)
 
     results = tmp_path / "results" / "local_example_quick"
