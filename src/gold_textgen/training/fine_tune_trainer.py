@@ -34,7 +34,7 @@ from .dev_generation import StopsInDevGeneration
 from .dropout_state import without_dropout
 from .helper_models import HelperModels
 from .label_logprobs import policy_token_batch, with_labels_if_read_cheaply
-from .objective_loss import objective_terms
+from .objective_loss import for_gradient_averaging, objective_terms, update_token_mean
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
@@ -84,10 +84,9 @@ class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, K
                 outputs = model(**forward_inputs)
         batch = self.token_batch(model_inputs, labels, outputs, cached)
         objective = objective_terms(batch, labels, self.objective, self.helpers)
-        normaliser = num_items_in_batch if num_items_in_batch is not None else objective.parts.num_tokens
-        loss = (objective.loss_sum + self.model_terms(model, outputs, batch.mask)) / normaliser
-        if self.args.average_tokens_across_devices and num_items_in_batch is not None:
-            loss = loss * self.accelerator.num_processes  # DDP averages gradients over processes
+        loss_sum = objective.loss_sum + self.model_terms(model, outputs, batch.mask)
+        loss = update_token_mean(loss_sum, num_items_in_batch, objective.parts.num_tokens)
+        loss = for_gradient_averaging(self, loss, num_items_in_batch)
         self._track(objective.parts, objective.weights, objective.returns, objective.terms, batch.mask)
         self.record_tokens(outputs.logits, labels, normalise=True)
         return (loss, outputs) if return_outputs else loss

@@ -44,3 +44,19 @@ def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: Objective
     # the extra term is part of the loss that label smoothing scales, as the weighted NLL is: (1 - eps) x loss + eps x smoothing
     extra = (1.0 - settings.label_smoothing) * entry.extra(batch, settings, state)
     return ObjectiveTerms(parts.loss_sum + extra, parts, weights, returns, terms)
+
+
+def update_token_mean(loss_sum: torch.Tensor, num_items_in_batch, num_tokens) -> torch.Tensor:
+    """A micro-batch's share of the update's token mean: its summed loss over the reference tokens of the
+    whole update (`num_items_in_batch`, every micro-batch and process, as the Trainer counts them), or over
+    its own tokens where the Trainer counts none."""
+    return loss_sum / (num_items_in_batch if num_items_in_batch is not None else num_tokens)
+
+
+def for_gradient_averaging(trainer, loss: torch.Tensor, num_items_in_batch) -> torch.Tensor:
+    """`loss` times the data-parallel processes when it is divided by every process's tokens, since DDP
+    averages the gradients over processes (as transformers' `Trainer.compute_loss` scales its own loss;
+    tensor-parallel ranks share one batch). The workflow's trainer and ObjectiveSFTTrainer both call this."""
+    if trainer.args.average_tokens_across_devices and num_items_in_batch is not None:
+        return loss * (trainer.accelerator.num_processes // trainer.get_tp_size())
+    return loss

@@ -21,6 +21,7 @@ import torch
 from trl import SFTTrainer
 
 from .dropout_state import without_dropout
+from .objective_loss import for_gradient_averaging
 from .trainer_losses import ObjectiveLoss
 
 
@@ -57,8 +58,7 @@ class ObjectiveSFTTrainer(SFTTrainer):
         with dropout:
             outputs = model(**model_inputs)
         loss = self.objective.from_logits(outputs.logits, labels, model_inputs, num_items_in_batch)
-        if self.args.average_tokens_across_devices and num_items_in_batch is not None:
-            loss = loss * (self.accelerator.num_processes // getattr(self, "_tp_size", 1))  # DDP averages gradients
+        loss = for_gradient_averaging(self, loss, num_items_in_batch)
         self.record_statistics(outputs.logits.detach(), labels, inputs)
         return (loss, outputs) if return_outputs else loss
 
@@ -81,5 +81,5 @@ class ObjectiveSFTTrainer(SFTTrainer):
             seen = inputs["attention_mask"].sum()
         else:
             seen = torch.tensor(inputs["position_ids"].size(1), device=inputs["position_ids"].device)
-        self._total_train_tokens += gather(seen).sum().item() // getattr(self, "_tp_size", 1)
+        self._total_train_tokens += gather(seen).sum().item() // self.get_tp_size()
         metrics["num_tokens"] = [self._total_train_tokens]

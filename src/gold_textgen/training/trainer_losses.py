@@ -38,7 +38,7 @@ from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .dropout_state import forward_without_dropout
 from .helper_models import HelperModels, frozen_model
-from .objective_loss import objective_terms
+from .objective_loss import objective_terms, update_token_mean
 from .objective_settings import ObjectiveSettings
 from .packed_examples import one_example_per_row
 
@@ -118,8 +118,7 @@ class ObjectiveLoss:
         # a packed or padding-free batch read one example per row, so no return or sequence term crosses examples
         batch, labels = one_example_per_row(batch, labels, inputs, self.causal)
         terms = objective_terms(batch, labels, self.settings, self.helpers)
-        normaliser = num_items_in_batch if num_items_in_batch is not None else terms.parts.num_tokens
-        return terms.loss_sum / normaliser
+        return update_token_mean(terms.loss_sum, num_items_in_batch, terms.parts.num_tokens)
 
     def aligned(self, logits: torch.Tensor, labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Logits and the labels they score: a causal LM's logits at t score the token at t + 1."""
