@@ -160,15 +160,18 @@ def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
 
 @pytest.mark.workflow
 def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, tmp_path):
-    """A refactor: training/dropout_state.py renamed, its importers' import lines with it, and a line of code
-    added to the warm-start server (start-up code, STARTUP_MODULES): the finished smoke run plans nothing.
-    A real edit beside them still reruns (the tests above)."""
+    """A refactor: training/dropout_state.py renamed and moved into a sub-package of its own (an `__init__.py`
+    of only a docstring), its importers' import lines with it, and a line of code added to the warm-start
+    server (start-up code, STARTUP_MODULES): the finished smoke run plans nothing. A real edit beside them
+    still reruns (the tests above)."""
     root = package_copy(tmp_path, "workflow/warm_start.py", "\ndef ", "\nSTARTUP_EDITED = True\n\n\ndef ")
-    (root / "training" / "dropout_state.py").rename(root / "training" / "dropout_switch.py")
+    (root / "training" / "switches").mkdir()
+    (root / "training" / "switches" / "__init__.py").write_text('"""Switches of a model\'s training state."""\n')
+    (root / "training" / "dropout_state.py").rename(root / "training" / "switches" / "dropout_switch.py")
     importers = [path for path in root.rglob("*.py") if ".dropout_state import" in path.read_text()]
     assert importers
     for path in importers:
-        path.write_text(path.read_text().replace(".dropout_state import", ".dropout_switch import"))
+        path.write_text(path.read_text().replace(".dropout_state import", ".switches.dropout_switch import"))
     result = run_snakemake(tiny_run, "-n", *SMOKE, env={"PYTHONPATH": str(root.parent)})
     assert "Nothing to be done" in result.stdout + result.stderr, result.stdout[-3000:]
 

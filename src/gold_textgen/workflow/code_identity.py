@@ -14,8 +14,9 @@ Adding or editing a row, or a loss's own file, reruns only the jobs of that loss
 What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
 spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
 Where code lives is left out too: the package's own import lines count by the names they bring in, and a
-job's module digests are combined without the modules' names, so moving or renaming a module reruns
-nothing. The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs) are left out.
+job's module digests are combined without the modules' names, and a module with nothing that runs (a
+package's `__init__.py` of only a docstring) adds nothing, so moving or renaming a module, or moving modules
+into a package of their own, reruns nothing. The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs) are left out.
 The digest reads files, never imports them (the DAG is built without torch), and does not depend on where
 the package or the checkout lies, so a copied results folder keeps its identity.
 """
@@ -83,6 +84,10 @@ def _is_own_import(node: ast.AST) -> bool:
     return bool(node.level) or (node.module or "").split(".")[0] == PACKAGE
 
 
+# The digest of a module whose behaviour text is empty (a docstring-only `__init__.py`).
+NOTHING_RUNS = hashlib.sha256(b"").hexdigest()
+
+
 def module_file(module: str, root: Path) -> Path | None:
     """The source file of a gold_textgen module (None for a name that is not one, e.g. a class)."""
     parts = module.split(".")[1:]
@@ -129,7 +134,7 @@ def _with_parents(module: str) -> list[str]:
 _cache: dict | None = None
 # What a digest means (behaviour_text's rules): part of each cache key, so that a cache written under other
 # rules is never read as this one's.
-DIGEST_RULES = "2: imports without their modules"
+DIGEST_RULES = "3: imports without their modules, empty modules left out"
 _cache_path: Path | None = None
 _cache_changed = False  # new entries not yet in the file (written at exit)
 
@@ -261,8 +266,10 @@ def script_code_version(
     script_digest, script_imports = _file_facts(script, None, root)
     modules = module_closure(set(script_imports) | set(extra_modules), root, rows)
     digest = hashlib.sha256(script_digest.encode())
-    # the modules' digests without their names, in an order of their own: where code lives is not its behaviour
-    for module_digest in sorted(_module_digest(module, root, rows) for module in modules if module not in STARTUP_MODULES):
+    # the modules' digests without their names, in an order of their own, and without the packages that only
+    # hold modules: where code lives is not its behaviour
+    digests = (_module_digest(module, root, rows) for module in modules if module not in STARTUP_MODULES)
+    for module_digest in sorted(part for part in digests if part != NOTHING_RUNS):
         digest.update(b"\0" + module_digest.encode())
     return digest.hexdigest()[:16]
 
