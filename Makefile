@@ -79,7 +79,7 @@ $(CFF_VENV)/bin/cffconvert:
 	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
 
 docs: setup  ## regenerate the generated pages (configuration, objectives and claims references), then build the site into .site/
-	$(BIN)/python -m gold_textgen.workflow.generated_pages
+	$(BIN)/python -m gold_textgen.config.generated_pages
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 docs-serve: docs  ## build the docs, then serve the site at http://127.0.0.1:8000 (until Ctrl-C)

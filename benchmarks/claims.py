@@ -32,9 +32,9 @@ import yaml
 
 from gold_textgen.analysis.demo_signatures import run_checks, verdicts
 from gold_textgen.cli.overrides import overrides_layer
-from gold_textgen.workflow.claims_reference import withdrawn_markdown
-from gold_textgen.workflow.layers import config_layers, experiment_name, merge_layers, merged_config
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.config.claims_reference import withdrawn_markdown
+from gold_textgen.config.layers import config_layers, experiment_name, merge_layers, merged_config
+from gold_textgen.config.schema import validate_config
 
 from . import results_page
 from .demo import MODEL_RULES

@@ -18,14 +18,14 @@ from pathlib import Path
 import torch
 import yaml
 
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import decoding_view, task_config
 from gold_textgen.data.token_features import input_features
 from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generate_texts, generation_config
 from gold_textgen.models.transformer import load_pretrained_model
-from gold_textgen.workflow.files import read_jsonl
-from gold_textgen.workflow.runtime import pick_device, prepare_model_process
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import decoding_view, task_config
+from gold_textgen.runtime.files import read_jsonl
+from gold_textgen.runtime.model_process import pick_device, prepare_model_process
 
 
 def run(model_dir: Path, data_path: Path, task: dict, rounds: int, num_beams: int) -> dict[str, float]:

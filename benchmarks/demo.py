@@ -28,8 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 from gold_textgen.cli.cost import cost_report, dry_run
-from gold_textgen.workflow.layers import config_layers, experiment_name, merged_config
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.config.layers import config_layers, experiment_name, merged_config
+from gold_textgen.config.schema import validate_config
 
 REPO = Path(__file__).resolve().parents[1]
 STAGES = {"train_mle": "training", "cache_rewards": "training", "fine_tune": "training", "evaluate": "evaluation"}

@@ -49,24 +49,24 @@ from transformers import DataCollatorForSeq2Seq
 
 from benchmarks.job_starts import start_figures
 from benchmarks.step_time import training_arguments
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import defaults, validate_config
+from gold_textgen.config.views import analysis_settings, evaluated_runs, is_causal, task_config
+from gold_textgen.cost.device_profile import DeviceProfile, architecture, model_size, shape_key, tokens_per_example
+from gold_textgen.cost.work import Folders
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.token_features import feature_sizes, input_features
 from gold_textgen.data.tokenization import load_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.transformer import initial_model
+from gold_textgen.runtime.files import read_jsonl, write_text
+from gold_textgen.runtime.model_process import pick_device, prepare_model_process, set_threads
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels
 from gold_textgen.training.mle import MleTrainer, train_mle
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.training_job import TrainingJob
-from gold_textgen.workflow.cost.device_profile import DeviceProfile, architecture, model_size, shape_key, tokens_per_example
-from gold_textgen.workflow.cost.work import Folders
-from gold_textgen.workflow.files import read_jsonl, write_text
-from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import stage_request
-from gold_textgen.workflow.runtime import pick_device, prepare_model_process, set_threads
-from gold_textgen.workflow.schema import defaults, validate_config
-from gold_textgen.workflow.views import analysis_settings, evaluated_runs, is_causal, task_config
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """Measure how long a workflow step takes to start on this machine, cold (a fresh interpreter, as a SLURM job
 starts) and warm (forked from the warm-start server, as a local run's steps after its first start:
-gold_textgen/workflow/warm_start.py), for a step that runs a model and one that does not, and write the four
+gold_textgen/runtime/warm_start.py), for a step that runs a model and one that does not, and write the four
 figures into a device profile.
 
     python -m benchmarks.job_starts --output benchmarks/devices/cpu-epyc-2core.yaml
@@ -20,14 +20,14 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from gold_textgen.workflow.cost.device_profile import DeviceProfile
-from gold_textgen.workflow.files import write_text
-from gold_textgen.workflow.warm_start import server_address
+from gold_textgen.cost.device_profile import DeviceProfile
+from gold_textgen.runtime.files import write_text
+from gold_textgen.runtime.warm_start import server_address
 
 # What a step imports before it does anything.
 MODEL_JOB_IMPORTS = "import gold_textgen.training.mle, gold_textgen.training.fine_tune, gold_textgen.evaluation.decoding"
 CPU_JOB_IMPORTS = "import pandas, matplotlib.figure, gold_textgen.analysis.training_curves, gold_textgen.analysis.significance"
-HANDED_OVER = "from gold_textgen.workflow.warm_start import hand_over\nhand_over()\n"
+HANDED_OVER = "from gold_textgen.runtime.warm_start import hand_over\nhand_over()\n"
 
 
 def start_seconds(imports: str, repeats: int = 3, warm: bool = False) -> float:

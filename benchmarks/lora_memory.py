@@ -21,15 +21,15 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq
 
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import defaults, validate_config
+from gold_textgen.config.views import task_config
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.models.transformer import count_parameters
+from gold_textgen.runtime.model_process import prepare_model_process
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
 from gold_textgen.training.helper_models import AdapterHelper, HelperModels
 from gold_textgen.training.objective_settings import ObjectiveSettings
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.runtime import prepare_model_process
-from gold_textgen.workflow.schema import defaults, validate_config
-from gold_textgen.workflow.views import task_config
 
 from .step_time import demo_model, training_arguments
 

@@ -36,7 +36,7 @@ import torch
 
 from benchmarks.standard_models import RECURRENT, SHAPES, median_seconds, recurrent_model
 from gold_textgen.models.transformer import count_parameters
-from gold_textgen.workflow.runtime import set_threads
+from gold_textgen.runtime.model_process import set_threads
 
 # The reference's sizes for each shape's model (its constructor's arguments; `attention` its decoder's).
 REFERENCE_SIZES = {

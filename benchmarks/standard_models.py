@@ -39,16 +39,16 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq
 
+from gold_textgen.config.schema import defaults
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.data.token_features import FEATURE_TAGS, feature_sizes
 from gold_textgen.data.tokenization import train_tokenizer
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.transformer import count_parameters, initial_model
-from gold_textgen.workflow.runtime import pick_device, set_threads
-from gold_textgen.workflow.schema import defaults
+from gold_textgen.runtime.model_process import pick_device, set_threads
 
 try:
-    from gold_textgen.workflow.allocator import reuse_freed_memory
+    from gold_textgen.runtime.allocator import reuse_freed_memory
 except ImportError:  # a --before revision's package, from before the model jobs set it
     reuse_freed_memory = None
 

@@ -27,20 +27,20 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import defaults, validate_config
+from gold_textgen.config.views import task_config
 from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import count_parameters, initial_model
+from gold_textgen.runtime.model_process import prepare_model_process, seed_everything
 from gold_textgen.training.fine_tune import on_policy_sampling
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.reward_cache import attach_cached_rewards
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.runtime import prepare_model_process, seed_everything
-from gold_textgen.workflow.schema import defaults, validate_config
-from gold_textgen.workflow.views import task_config
 
 REPO = Path(__file__).resolve().parents[1]
 

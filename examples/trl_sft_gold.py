@@ -21,13 +21,13 @@ from datasets import Dataset
 from transformers import AutoModelForCausalLM
 from trl import SFTConfig, SFTTrainer
 
+from gold_textgen.config.schema import defaults
 from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.models.prompt_completion import build_causal_model
 from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
 from gold_textgen.training.trainer_losses import ObjectiveLoss
-from gold_textgen.workflow.schema import defaults
 
 
 def demo_data(examples: int) -> tuple[Dataset, object]:

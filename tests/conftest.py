@@ -25,24 +25,24 @@ from settings import demo_spec
 from snakemake_in_process import snakemake_in_process
 
 from gold_textgen.cli.cost import cost_report
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import task_config
+from gold_textgen.cost.dry_run import job_counts  # noqa: F401  (the tests import it from here)
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
-from gold_textgen.workflow.cost.dry_run import job_counts  # noqa: F401  (the tests import it from here)
-from gold_textgen.workflow.files import write_jsonl
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.logs import freeze_imported_objects
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import task_config
+from gold_textgen.runtime.files import write_jsonl
+from gold_textgen.runtime.logs import freeze_imported_objects
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 # The in-process tests train and decode models of a few thousand parameters, where intra-op threads only
 # add synchronisation: on a 2-core machine a test ran 4x slower with two threads than with one while a
-# Snakemake job shared the cores. Workflow jobs set their own threads (workflow/runtime.py).
+# Snakemake job shared the cores. Workflow jobs set their own threads (runtime/model_process.py).
 torch.set_num_threads(1)
 # The test processes hold torch's and transformers' objects for their whole life, as a workflow step does:
-# out of the collector's reach, as there (gold_textgen.workflow.logs.freeze_imported_objects).
+# out of the collector's reach, as there (gold_textgen.runtime.logs.freeze_imported_objects).
 freeze_imported_objects()
 
 
@@ -102,7 +102,7 @@ def run_snakemake(
 def driver_environment(changes: dict[str, str | None] | None = None) -> dict[str, str]:
     """The environment of a workflow driver a test starts: this process's, with `changes` (None removes a
     variable), without what pytest sets per test and per worker. Drivers with the same environment share
-    one warm-start server (gold_textgen.workflow.warm_start), as a user's runs do."""
+    one warm-start server (gold_textgen.runtime.warm_start), as a user's runs do."""
     environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
     for key, value in (changes or {}).items():
         if value is None:

@@ -76,7 +76,7 @@ def session_processes(session: int) -> list[int]:
 
 def training_processes(workdir: Path) -> list[int]:
     """The MLE training jobs of `workdir` still alive, by the process id each wrote at the head of its log:
-    with warm starts (gold_textgen.workflow.warm_start) the training runs in a fork outside the driver's
+    with warm starts (gold_textgen.runtime.warm_start) the training runs in a fork outside the driver's
     session, while the driver's job process waits for it."""
     logs = Path(workdir).glob("logs/*/train_mle/**/*.log")
     logged = {int(pid) for log in logs for pid in re.findall(r"job environment: .*?\bpid=(\d+)", log.read_text())}

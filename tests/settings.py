@@ -2,9 +2,9 @@
 
 import torch
 
+from gold_textgen.config.schema import defaults
 from gold_textgen.data.demo_task import DemoTaskSpec
 from gold_textgen.training.objective_settings import ObjectiveSettings
-from gold_textgen.workflow.schema import defaults
 
 # The smallest transformer the tests train: seconds on a CPU.
 TINY_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 16, "encoder_layers": 1, "decoder_layers": 1}
@@ -19,7 +19,7 @@ def demo_spec(**values) -> DemoTaskSpec:
 def every_trainable_loss() -> dict[str, dict]:
     """Every row of the loss catalog but the one that samples its own outputs, with the settings a row
     requires (the schema has no default for them)."""
-    from gold_textgen.workflow.objective_catalog import LOSSES
+    from gold_textgen.catalog import LOSSES
 
     required = {"gold": dict(reward="s", floor=0.05, min_weight=0.1), "tailr": dict(density_ratio_threshold=0.5)}
     required |= {"mixce": dict(mixing_ratio=0.5), "probability": dict(alpha=0.5, threshold=0.001)}

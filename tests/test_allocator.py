@@ -1,4 +1,4 @@
-"""runtime.prepare_model_process lets glibc keep freed blocks (workflow/allocator.py): a training step's
+"""runtime.prepare_model_process lets glibc keep freed blocks (runtime/allocator.py): a training step's
 large tensors then reuse pages already touched instead of faulting in fresh ones. Measured as the minor page
 faults of a process that allocates and frees four 16 MB blocks five times, with and without the setting."""
 
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ma
 
 ROUNDS = """
 import resource, sys
-from gold_textgen.workflow.allocator import reuse_freed_memory
+from gold_textgen.runtime.allocator import reuse_freed_memory
 applied = reuse_freed_memory() if sys.argv[1] == "reuse" else False
 
 def faults():

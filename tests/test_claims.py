@@ -10,10 +10,10 @@ from gold_textgen.analysis import claims
 from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, decide, deciding_levels, measure
 from gold_textgen.analysis.method_test import Noise
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
+from gold_textgen.config.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
 from gold_textgen.evaluation.metrics import Scoring
-from gold_textgen.workflow.checked_parquet import write_checked_parquet
-from gold_textgen.workflow.files import write_jsonl
-from gold_textgen.workflow.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
+from gold_textgen.runtime.checked_parquet import write_checked_parquet
+from gold_textgen.runtime.files import write_jsonl
 
 
 class Scores:

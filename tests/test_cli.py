@@ -14,7 +14,7 @@ from conftest import REPO
 import gold_textgen
 from gold_textgen.cli.main import job_counts, main
 from gold_textgen.cli.overrides import checked_config, overrides_layer, parse_override
-from gold_textgen.workflow.errors import ConfigError
+from gold_textgen.runtime.errors import ConfigError
 
 
 def test_an_override_is_a_key_path_and_a_yaml_value():

@@ -4,7 +4,7 @@ import pytest
 
 from benchmarks import decoding as bench_decoding
 from benchmarks import step_time as bench_step_time
-from gold_textgen.workflow import cluster
+from gold_textgen.runtime import cluster
 
 
 def test_bench_decoding_names_a_missing_model_from_any_directory(tmp_path, monkeypatch, capsys):

@@ -5,11 +5,11 @@ import pytest
 import yaml
 from conftest import shipped_layers
 
+from gold_textgen.config.layers import config_layers, merged_config, take_switched_sources, where_set
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import ANALYSIS_READS, analysis_settings, analysis_view, decoder_view, task_config, training_view
 from gold_textgen.data.sources import local_source_files
-from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.layers import config_layers, merged_config, take_switched_sources, where_set
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import ANALYSIS_READS, analysis_settings, analysis_view, decoder_view, task_config, training_view
+from gold_textgen.runtime.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -304,7 +304,7 @@ def test_features_are_accepted_where_the_source_has_them(config):
 def test_the_training_loggers_are_transformers_own_with_the_same_availability():
     from transformers.integrations import INTEGRATION_TO_CALLBACK, get_available_reporting_integrations
 
-    from gold_textgen.workflow.training_loggers import TRACKER_MODULES, logger_problem
+    from gold_textgen.config.training_loggers import TRACKER_MODULES, logger_problem
 
     assert set(TRACKER_MODULES) == set(INTEGRATION_TO_CALLBACK)
     available = set(get_available_reporting_integrations())

@@ -1,4 +1,4 @@
-"""The cost plan (gold_textgen.workflow.cost): jobs read from a dry run, the work each does, seconds on a
+"""The cost plan (gold_textgen.cost): jobs read from a dry run, the work each does, seconds on a
 device profile (measured or scaled), the wall time of a schedule, and the SLURM runtime made from it."""
 
 import copy
@@ -10,15 +10,15 @@ import pytest
 import yaml
 from conftest import REPO, shipped_layers
 
-from gold_textgen.workflow.cost.device_profile import DeviceProfile, shape_key
-from gold_textgen.workflow.cost.dry_run import PlannedJob, parse_jobs
-from gold_textgen.workflow.cost.estimates import Estimate, job_estimate, runtime_minutes, work_seconds
-from gold_textgen.workflow.cost.plan import JobCost, ancestors, report, rows_by_table, wall_seconds
-from gold_textgen.workflow.cost.work import Folders, job_work, split_examples, start_order
-from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import task_config
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import task_config
+from gold_textgen.cost.device_profile import DeviceProfile, shape_key
+from gold_textgen.cost.dry_run import PlannedJob, parse_jobs
+from gold_textgen.cost.estimates import Estimate, job_estimate, runtime_minutes, work_seconds
+from gold_textgen.cost.plan import JobCost, ancestors, report, rows_by_table, wall_seconds
+from gold_textgen.cost.work import Folders, job_work, split_examples, start_order
+from gold_textgen.runtime.errors import ConfigError
 
 DRY_RUN = """Building DAG of jobs...
 [Sat Nov 28 23:35:55 2026]

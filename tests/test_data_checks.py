@@ -1,5 +1,5 @@
 """The data set checks of rule verify_dataset (pairs shared between splits, expected sizes), and which
-source settings reach the training splits (workflow.views.training_source_view)."""
+source settings reach the training splits (config.views.training_source_view)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import defaults, validate_config
+from gold_textgen.config.views import training_source_view, training_view, verification_view
 from gold_textgen.data.prepare import (
     AnswerFormatError,
     SplitOverlapError,
@@ -19,9 +22,6 @@ from gold_textgen.data.prepare import (
     split_overlaps,
     verify_dataset,
 )
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.schema import defaults, validate_config
-from gold_textgen.workflow.views import training_source_view, training_view, verification_view
 
 REPO = Path(__file__).resolve().parents[1]
 

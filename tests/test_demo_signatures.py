@@ -12,9 +12,9 @@ from conftest import REPO
 from gold_textgen.analysis.claims import Measured, decide
 from gold_textgen.analysis.demo_signatures import main, run_checks
 from gold_textgen.analysis.method_test import Noise
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.paper_claims import experiment_claims
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.paper_claims import experiment_claims
+from gold_textgen.config.schema import validate_config
 
 
 def write_claims(root, contradicted, left_out=()):

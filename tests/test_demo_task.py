@@ -4,7 +4,7 @@ import pytest
 from settings import demo_spec
 
 from gold_textgen.data.demo_task import DemoTaskSpec, build_lexicon, generate_split
-from gold_textgen.workflow.errors import ConfigError
+from gold_textgen.runtime.errors import ConfigError
 
 
 @pytest.fixture(scope="module")

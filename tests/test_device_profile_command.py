@@ -12,9 +12,9 @@ from conftest import REPO, run_snakemake
 
 from benchmarks.device_profile import commit, profile_file
 from gold_textgen.cli.cost import cost_report
-from gold_textgen.workflow.cost.device_profile import DeviceProfile
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import validate_config
+from gold_textgen.cost.device_profile import DeviceProfile
 
 pytestmark = pytest.mark.workflow
 SMOKE = REPO / "configs" / "smoke.yaml"

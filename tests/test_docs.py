@@ -17,8 +17,8 @@ import pytest
 from conftest import README_EXPERIMENTS, REPO, SNAKEMAKE, driver_environment
 from snakemake_in_process import snakemake_in_process
 
-from gold_textgen.workflow.generated_pages import COMMAND, stale_pages
-from gold_textgen.workflow.objective_catalog import LOSSES
+from gold_textgen.catalog import LOSSES
+from gold_textgen.config.generated_pages import COMMAND, stale_pages
 
 pytestmark = pytest.mark.workflow
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -184,7 +184,7 @@ def test_no_page_or_docstring_lists_the_objectives_by_hand():
     names, found = catalog_names(), []
     for pattern in HAND_LISTS_IN:
         for path in sorted(REPO.glob(pattern)):
-            if path.parent.name == "objective_catalog":
+            if path.parent.name == "catalog":
                 continue  # the catalog itself
             for paragraph in re.split(r"\n\s*\n", path.read_text()):
                 listed = {match.group(1).lower().replace("-", "_") for match in names.finditer(paragraph)}

@@ -1,11 +1,11 @@
-"""File times that survive a copy (workflow/file_times.py): an output whose time changed but whose contents
+"""File times that survive a copy (runtime/file_times.py): an output whose time changed but whose contents
 did not gets its recorded time back; one whose contents changed keeps its new time."""
 
 from __future__ import annotations
 
 import os
 
-from gold_textgen.workflow import file_times
+from gold_textgen.runtime import file_times
 
 RECORDED, LATER = 1_700_000_000_000_000_000, 1_800_000_000_000_000_000
 

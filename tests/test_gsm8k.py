@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gold_textgen.config.schema import defaults
 from gold_textgen.data.sources import load_source_splits
 from gold_textgen.data.sources.gsm8k import solution_text
 from gold_textgen.evaluation import metrics
 from gold_textgen.evaluation.final_answer import answers_match, canonical_number, final_answer
-from gold_textgen.workflow.schema import defaults
 
 SAMPLE = Path(__file__).resolve().parents[2] / "shared" / "real" / "gsm8k_train_sample" / "train_first500.jsonl"
 needs_sample = pytest.mark.skipif(not SAMPLE.is_file(), reason=f"the GSM8K sample is not at {SAMPLE} (shared data folder)")

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import gold_textgen
+from gold_textgen.config.code_map import FLOORS
 
 PACKAGE = Path(gold_textgen.__file__).parent
-# Lower ranks never import higher ones; sub-packages of equal rank never import each other.
-RANKS = {"workflow": 0, "models": 1, "objectives": 1, "data": 2, "evaluation": 3, "training": 4, "analysis": 4, "cli": 5}
+# Lower floors never import higher ones; sub-packages on one floor never import each other.
 CPU_MODULES = (
     "analysis.tables",
     "analysis.paper_comparison",
@@ -57,9 +57,9 @@ def import_violations(modules: dict[str, set[str]]) -> list[str]:
             other = sub_package(target)
             if home is None or other == home:
                 continue
-            if other not in RANKS:
+            if other not in FLOORS:
                 problems.append(f"{module} imports {target}, outside every sub-package")
-            elif RANKS[other] >= RANKS[home]:
+            elif FLOORS[other] >= FLOORS[home]:
                 problems.append(f"{module} ({home}) imports {target} ({other}): imports go to lower sub-packages only")
     return problems
 
@@ -67,7 +67,7 @@ def import_violations(modules: dict[str, set[str]]) -> list[str]:
 def test_every_module_lives_in_a_sub_package():
     top_level = sorted(p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert top_level == []
-    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()) == sorted(RANKS)
+    assert sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()) == sorted(FLOORS)
 
 
 def test_sub_packages_import_only_downwards():

@@ -4,7 +4,7 @@ import stat
 import pytest
 import torch
 
-from gold_textgen.workflow.files import atomic_directory, atomic_open, current_umask, read_jsonl, write_json, write_jsonl
+from gold_textgen.runtime.files import atomic_directory, atomic_open, current_umask, read_jsonl, write_json, write_jsonl
 
 
 def test_failed_write_leaves_old_file_and_no_temporary(tmp_path):

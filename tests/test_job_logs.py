@@ -1,6 +1,6 @@
 """The header of every job log: where the job ran, as the scheduler describes it."""
 
-from gold_textgen.workflow.logs import job_environment, slurm_partition
+from gold_textgen.runtime.logs import job_environment, slurm_partition
 
 
 def test_outside_slurm_every_scheduler_fact_is_a_dash(monkeypatch):

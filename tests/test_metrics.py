@@ -109,7 +109,7 @@ def test_the_unk_share_of_the_references_beside_perplexity(tmp_path):
     import pandas as pd
 
     from gold_textgen.evaluation.scoring import UNK_WARNING_RATE, nll_summary, unk_warning, unk_warnings_from_scores
-    from gold_textgen.workflow.files import write_json
+    from gold_textgen.runtime.files import write_json
 
     table = pd.DataFrame({"token_id": [3, 7, 3, 9, 2], "nll": [0.1, 1.0, 0.1, 2.0, 0.5], "correct": [True, False, True, False, True]})
     summary = nll_summary(table, unk_token_id=3)

@@ -140,7 +140,7 @@ def config_keys() -> frozenset[str]:
             for value in node.values():
                 every_key(value)
 
-    collect(yaml.safe_load((REPO / "src/gold_textgen/workflow/config.schema.yaml").read_text()))
+    collect(yaml.safe_load((REPO / "src/gold_textgen/config/config.schema.yaml").read_text()))
     for name in tracked():
         if name == "config.yaml" or (name.startswith("configs/") and name.endswith(".yaml")):
             every_key(yaml.safe_load((REPO / name).read_text()))
@@ -210,7 +210,7 @@ def test_every_name_in_backticks_resolves():
 
 
 def test_the_check_finds_a_moved_file_a_removed_class_and_an_unknown_config_key():
-    assert problem("workflow/objective_catalog/rows.py") is None and problem("training/no_such_module.py")
+    assert problem("catalog/rows.py") is None and problem("training/no_such_module.py")
     assert problem("ObjectiveSFTTrainer") is None and problem("LossSettings")  # a class the catalog once named
     assert problem("tasks.demo.model.lora") is None and problem("experiment.seedz")
     assert problem("gold_textgen.training.packed_examples") is None and problem("gold_textgen.training.packing")

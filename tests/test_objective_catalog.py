@@ -6,15 +6,15 @@ import copy
 
 import pytest
 
+from gold_textgen import catalog as catalog
 from gold_textgen.analysis import objective_names
+from gold_textgen.config.cross_references import check_objective_keys
+from gold_textgen.config.objective_schema import objective_schema
+from gold_textgen.config.schema import defaults, load_schema
 from gold_textgen.objectives import table
+from gold_textgen.runtime.errors import ConfigError
 from gold_textgen.training.helper_models import HELPER_ARGUMENTS
 from gold_textgen.training.objective_settings import KNOWN_SETTINGS
-from gold_textgen.workflow import objective_catalog as catalog
-from gold_textgen.workflow.cross_references import check_objective_keys
-from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.objective_schema import objective_schema
-from gold_textgen.workflow.schema import defaults, load_schema
 
 
 def disagreements(schema_objective: dict) -> list[str]:

@@ -9,6 +9,9 @@ import torch
 from settings import objective_settings, tiny_transformer_batch
 from transformers import Seq2SeqTrainingArguments
 
+from gold_textgen.catalog import COMMON_SETTINGS
+from gold_textgen.catalog import LOSSES as CATALOG
+from gold_textgen.config.schema import load_schema
 from gold_textgen.objectives.anchored import anchor_kl_sum
 from gold_textgen.objectives.entropy_weighting import entropy_weights
 from gold_textgen.objectives.importance_weighted import sequence_importance_weights
@@ -18,9 +21,6 @@ from gold_textgen.objectives.table import LOSSES
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
-from gold_textgen.workflow.objective_catalog import COMMON_SETTINGS
-from gold_textgen.workflow.objective_catalog import LOSSES as CATALOG
-from gold_textgen.workflow.schema import load_schema
 
 MASK = torch.tensor([[True, True, True], [True, True, False]])
 

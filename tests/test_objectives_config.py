@@ -4,9 +4,9 @@ import pytest
 import yaml
 from conftest import REPO, job_counts, run_snakemake
 
-from gold_textgen.workflow.objective_catalog import LOSSES
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import analysis_settings, uses_mle_rewards
+from gold_textgen.catalog import LOSSES
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import analysis_settings, uses_mle_rewards
 
 OBJECTIVES = REPO / "configs" / "objectives.yaml"
 

@@ -1,4 +1,4 @@
-"""The claims registry (workflow/paper_claims.py): the paper's numbers it derives effects from are those of
+"""The claims registry (config/paper_claims.py): the paper's numbers it derives effects from are those of
 configs/paper.yaml, every claim names its source and contrast, and an experiment's claims follow from its
 grid alone."""
 
@@ -8,8 +8,8 @@ import pytest
 import yaml
 from conftest import REPO
 
-from gold_textgen.workflow import paper_claims
-from gold_textgen.workflow.paper_claims import CLAIMS, CONTRASTS, SCALES, WITHDRAWN, covered_claims, outputs_read
+from gold_textgen.config import paper_claims
+from gold_textgen.config.paper_claims import CLAIMS, CONTRASTS, SCALES, WITHDRAWN, covered_claims, outputs_read
 
 
 def paper_results():

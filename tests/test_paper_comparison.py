@@ -10,7 +10,7 @@ from gold_textgen.analysis.paper_comparison import ExampleStatistics, OurModel, 
 from gold_textgen.evaluation import metrics
 from gold_textgen.evaluation.lead3 import lead, split_sentences
 from gold_textgen.evaluation.metrics import Scoring
-from gold_textgen.workflow.checked_parquet import write_checked_parquet
+from gold_textgen.runtime.checked_parquet import write_checked_parquet
 
 
 def test_sentences_split_at_newlines_or_sentence_ends():

@@ -9,13 +9,13 @@ import pytest
 from conftest import REPO, job_counts, run_snakemake
 from transformers import GenerationConfig
 
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.views import decoder_view, decoding_view, task_config
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.description import model_family
 from gold_textgen.training.training_job import accumulation_steps
-from gold_textgen.workflow.layers import merged_config
 from gold_textgen.workflow.resources import size_class, stage_request
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.views import decoder_view, decoding_view, task_config
 
 PAPER = REPO / "configs" / "paper.yaml"
 # NQG and CNN/DM with standard models (Tables 1-2), then the four of Table 3; MLE, the control, GOLD-delta/p/s
@@ -202,7 +202,7 @@ def test_the_on_policy_overlay_plans_table4_on_the_bart_models(tmp_path):
 
 def test_table4_runs_on_the_standard_models_as_the_paper_did(paper):
     """[A] Table 4's MLE+PG and GOLD+PG rows are NQG++ and the pointer-generator, compared with the paper's."""
-    from gold_textgen.workflow.views import task_objectives
+    from gold_textgen.config.views import task_objectives
 
     for task in paper["experiment"]["tasks"]:
         defined = paper["tasks"][task]["objectives"]

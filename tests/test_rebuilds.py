@@ -52,7 +52,7 @@ def test_a_fresh_checkout_with_newer_scripts_and_copied_results_plans_nothing(ti
 def test_a_copy_that_drops_file_times_plans_nothing_and_a_changed_input_still_reruns(tiny_run, tmp_path):
     """`cp -r` (or scp, rsync without -t): every file of the copy gets a time of its own, here shuffled so
     that outputs are older than their inputs; the recorded contents give the times back
-    (workflow/file_times.py). An input whose contents then change reruns what reads it, and only that."""
+    (runtime/file_times.py). An input whose contents then change reruns what reads it, and only that."""
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True, copy_function=shutil.copy)
     files = sorted(path for path in workdir.rglob("*") if path.is_file() and not path.is_symlink())

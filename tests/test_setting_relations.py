@@ -10,10 +10,10 @@ import pytest
 import yaml
 from conftest import shipped_layers
 
-from gold_textgen.workflow.errors import ConfigError
-from gold_textgen.workflow.layers import config_layers
-from gold_textgen.workflow.schema import validate_config
-from gold_textgen.workflow.strict_yaml import load_strict
+from gold_textgen.config.layers import config_layers
+from gold_textgen.config.schema import validate_config
+from gold_textgen.config.strict_yaml import load_strict
+from gold_textgen.runtime.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -101,6 +101,6 @@ def test_one_file_for_two_splits_of_a_local_source(config):
 
 def test_every_shipped_config_passes_the_relations():
     for path in sorted((REPO / "configs").glob("*.yaml")):
-        from gold_textgen.workflow.layers import merged_config
+        from gold_textgen.config.layers import merged_config
 
         validate_config(merged_config(REPO / "config.yaml", shipped_layers(path.name)))

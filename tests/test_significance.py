@@ -8,7 +8,7 @@ from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
 from gold_textgen.analysis.significance import Comparison, compare, reading, seed_interval, significance_table
 from gold_textgen.analysis.significance_report import cell, note, significance_columns, with_significance
 from gold_textgen.evaluation.metrics import Scoring
-from gold_textgen.workflow.files import write_jsonl
+from gold_textgen.runtime.files import write_jsonl
 
 
 class Scores:

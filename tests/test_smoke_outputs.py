@@ -11,9 +11,9 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
-from gold_textgen.workflow.layers import merged_config
-from gold_textgen.workflow.paper_claims import experiment_claims
-from gold_textgen.workflow.schema import validate_config
+from gold_textgen.config.layers import merged_config
+from gold_textgen.config.paper_claims import experiment_claims
+from gold_textgen.config.schema import validate_config
 
 pytestmark = pytest.mark.workflow
 
@@ -228,7 +228,7 @@ def test_training_curves_mark_each_runs_selected_checkpoint(tiny_run):
 
 
 def test_the_steps_after_the_servers_start_ran_warm(tiny_run):
-    """Warm starts in a real run (gold_textgen.workflow.warm_start): by the evaluations, tables and figures the
+    """Warm starts in a real run (gold_textgen.runtime.warm_start): by the evaluations, tables and figures the
     server is up, and their logs name a fork of it."""
     logs, starts = tiny_run / "logs" / "smoke", {}
     for log in logs.rglob("*.log"):  # benchmark files end in .tsv

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from source_fixtures import NQG_EXAMPLES, cnn_dailymail_repo, iwslt_tgz, nqg_zip, xsum_repo
 
+from gold_textgen.config.schema import load_schema, validate_config
 from gold_textgen.data.prepare import prepare_dataset, size_warnings
 from gold_textgen.data.records import SPLITS, DataFormatError
 from gold_textgen.data.sources import ARCHIVE_KINDS, HUB_KINDS, iwslt14, load_source_splits
@@ -14,7 +15,6 @@ from gold_textgen.data.sources.download import DownloadError, archive_problem, f
 from gold_textgen.data.sources.hub import HubLoadError
 from gold_textgen.data.sources.nqg import mark_answer, release_tokens
 from gold_textgen.data.token_features import FEATURE_TAGS
-from gold_textgen.workflow.schema import load_schema, validate_config
 
 
 @pytest.fixture(autouse=True)

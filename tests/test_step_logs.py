@@ -1,10 +1,10 @@
-"""A job's log (workflow/logs.py): a step that stops for a reason (StepError) ends its log with that reason
+"""A job's log (runtime/logs.py): a step that stops for a reason (StepError) ends its log with that reason
 and exits 1 without a traceback; anything else is logged with its traceback and raised as it was."""
 
 import pytest
 
 from gold_textgen.data.sources.download import fetch
-from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.runtime.logs import log_to_file
 
 
 def test_a_failed_download_ends_its_log_with_what_to_do(tmp_path):

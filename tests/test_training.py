@@ -13,9 +13,12 @@ from conftest import REPO, tiny_task
 from settings import TINY_MODEL
 from transformers import AutoTokenizer, TrainerCallback
 
+from gold_textgen.config.schema import defaults
+from gold_textgen.config.views import training_view
 from gold_textgen.data.seq2seq_batches import length_sorted_batches
 from gold_textgen.evaluation.token_nll import write_token_nll
 from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.runtime.files import read_json, write_jsonl
 from gold_textgen.training.checkpoint_loading import never_saved_keys, unexplained_missing_keys
 from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
 from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, CheckpointsInUse, claim_checkpoints, discard_checkpoints
@@ -23,9 +26,6 @@ from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
 from gold_textgen.training.training_job import TrainingJob, training_arguments
-from gold_textgen.workflow.files import read_json, write_jsonl
-from gold_textgen.workflow.schema import defaults
-from gold_textgen.workflow.views import training_view
 
 
 def test_mle_from_a_pretrained_checkpoint_directory(tiny_data, tmp_path):
@@ -110,7 +110,7 @@ def gold_setup(trained_mle, tmp_path):
 
 def run_job(base: TrainingJob, rewards: Path, objective: str, name: str, callbacks=()) -> Path:
     root = base.output_dir.parent
-    # A training job gets its rule's view of the task (workflow.views.training_view), as in the workflow.
+    # A training job gets its rule's view of the task (config.views.training_view), as in the workflow.
     task = training_view(base.task, objective)
     job = TrainingJob(
         **{**base.__dict__, "task": task, "objective": objective, "output_dir": root / name, "checkpoint_dir": root / f"ckpt-{name}"}

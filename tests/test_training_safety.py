@@ -135,7 +135,7 @@ def test_a_reward_cache_holding_nan_is_refused(tiny_data):
     from gold_textgen.training.reward_cache import attach_cached_rewards
 
     data_dir, tokenizer = tiny_data
-    from gold_textgen.workflow.files import read_jsonl
+    from gold_textgen.runtime.files import read_jsonl
 
     train_set = tokenize_records(read_jsonl(data_dir / "train.jsonl")[:2], tokenizer, 12, 12)
     rows = [(example, position, token, 0.5) for example, labels in enumerate(train_set["labels"]) for position, token in enumerate(labels)]
@@ -158,8 +158,8 @@ def test_a_damaged_reward_cache_says_how_to_rebuild_it(tmp_path):
     file: cut short, one byte flipped anywhere, written by another program, an NLL below 0 or not a number."""
     import pandas as pd
 
+    from gold_textgen.runtime.checked_parquet import write_checked_parquet
     from gold_textgen.training.reward_cache import read_reward_cache
-    from gold_textgen.workflow.checked_parquet import write_checked_parquet
 
     cache = tmp_path / "train.parquet"
     rows = 40

@@ -1,4 +1,4 @@
-"""Warm starts (gold_textgen.workflow.warm_start): a job handed over runs in a fork of a server that has torch
+"""Warm starts (gold_textgen.runtime.warm_start): a job handed over runs in a fork of a server that has torch
 imported, with the job's own folder, environment, arguments and streams; its exit, its signals and its
 death travel between the fork and the process Snakemake started; off, under SLURM, or before a server is
 up, the job runs where it was started."""
@@ -20,10 +20,10 @@ from driver_control import alive, default_interrupt
 
 JOB = """
 import json, os, sys, time
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()
-from gold_textgen.workflow.logs import job_environment
+from gold_textgen.runtime.logs import job_environment
 
 facts = {"pid": os.getpid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
          "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0], "log": job_environment()}

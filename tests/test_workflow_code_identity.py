@@ -47,7 +47,7 @@ def test_each_training_stage_holds_its_own_code_only():
     mle = module_closure({"gold_textgen.training.mle", "gold_textgen.training.launch"}, root)
     fine_tune = module_closure({"gold_textgen.training.fine_tune", "gold_textgen.training.launch"}, root)
     assert "gold_textgen.objectives.gold" in fine_tune and "gold_textgen.objectives.gold" not in mle
-    assert "gold_textgen.training.training_job" in mle and "gold_textgen.workflow" in mle  # parents packages count too
+    assert "gold_textgen.training.training_job" in mle and "gold_textgen.config" in mle  # parents packages count too
     prepare = module_closure({"gold_textgen.data.prepare"}, root)
     assert not any(name.startswith("gold_textgen.training") for name in prepare)
 
@@ -87,7 +87,7 @@ NEW_LOSS = """import torch
 def made_up_batch_weights(batch, settings, state) -> torch.Tensor:
     return batch.own.exp().sqrt()
 """
-CATALOG = "workflow/objective_catalog/recent.py"  # where the row is added
+CATALOG = "catalog/recent.py"  # where the row is added
 FINE_TUNE = REPO / "workflow_scripts" / "fine_tune.py", ("gold_textgen.training.fine_tune",)
 MLE = REPO / "workflow_scripts" / "train_mle.py", ("gold_textgen.training.mle",)
 
@@ -124,7 +124,8 @@ def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run,
     (Path(env["PYTHONPATH"]) / "gold_textgen" / "objectives" / "made_up.py").write_text(NEW_LOSS)
     pages = tmp_path / "pages"
     (pages / "docs" / "reference").mkdir(parents=True)
-    generate = [sys.executable, "-m", "gold_textgen.workflow.generated_pages", str(pages)]
+    shutil.copy(REPO / "docs" / "development.md", pages / "docs")  # its code map is generated too
+    generate = [sys.executable, "-m", "gold_textgen.config.generated_pages", str(pages)]
     subprocess.run(generate, env={**os.environ, **env}, check=True, capture_output=True, timeout=120)
     assert "| `made_up` | Made up | weight 1, a row of this test |" in (pages / "docs" / "reference" / "objectives.md").read_text()
     assert '`"made_up"`' in (pages / "docs" / "reference" / "config.md").read_text()  # the schema's loss enum
@@ -164,7 +165,7 @@ def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, t
     of only a docstring), its importers' import lines with it, and a line of code added to the warm-start
     server (start-up code, STARTUP_MODULES): the finished smoke run plans nothing. A real edit beside them
     still reruns (the tests above)."""
-    root = package_copy(tmp_path, "workflow/warm_start.py", "\ndef ", "\nSTARTUP_EDITED = True\n\n\ndef ")
+    root = package_copy(tmp_path, "runtime/warm_start.py", "\ndef ", "\nSTARTUP_EDITED = True\n\n\ndef ")
     (root / "training" / "switches").mkdir()
     (root / "training" / "switches" / "__init__.py").write_text('"""Switches of a model\'s training state."""\n')
     (root / "training" / "dropout_state.py").rename(root / "training" / "switches" / "dropout_switch.py")

@@ -16,9 +16,9 @@ from conftest import CPU_PROFILE, README_EXPERIMENTS, REPO, job_counts, run_snak
 from source_fixtures import release_zip_of_folder
 
 from gold_textgen.cli.cost import cost_report
+from gold_textgen.config.layers import config_layers, merge_layers
+from gold_textgen.config.schema import validate_config
 from gold_textgen.data.sources import load_source_splits
-from gold_textgen.workflow.layers import config_layers, merge_layers
-from gold_textgen.workflow.schema import validate_config
 
 REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
 SMOKE = REPO / "configs" / "smoke.yaml"
@@ -143,7 +143,7 @@ def plans(tmp_path_factory):
 @pytest.mark.workflow
 def test_no_shipped_experiment_plans_a_file_of_another(plans):
     """Outputs lie under results/<name>/ and logs/<name>/; an overlay adds models to its base's folder
-    (experiment.extends) and may plan the base's own jobs there, unchanged (workflow/overlays.py checks)."""
+    (experiment.extends) and may plan the base's own jobs there, unchanged (config/overlays.py checks)."""
     for configs, (outputs, _, _) in plans.items():
         experiment = experiment_of(list(configs))
         own = (f"results/{experiment['name']}/", f"logs/{experiment['name']}/")

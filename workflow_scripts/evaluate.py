@@ -1,6 +1,6 @@
 """Snakemake adapter: rules evaluate_<split> -> gold_textgen.evaluation.model_evaluation.evaluate_model."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.evaluation.model_evaluation import DecodingRun, evaluate_model
-from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import prepare_model_process
+from gold_textgen.runtime.logs import log_to_file
+from gold_textgen.runtime.model_process import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
     prepare_model_process(snakemake.threads)

@@ -1,15 +1,15 @@
 """Snakemake adapter: rule fine_tune -> gold_textgen.training.fine_tune.fine_tune (torchrun when the rule has GPUs > 1)."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 from pathlib import Path
 
+from gold_textgen.runtime.logs import log_to_file
+from gold_textgen.runtime.model_process import prepare_model_process
 from gold_textgen.training.launch import rule_job, run_training, worker_count
 from gold_textgen.workflow.convergence import require_converged_start
-from gold_textgen.workflow.logs import log_to_file
-from gold_textgen.workflow.runtime import prepare_model_process
 
 with log_to_file(snakemake.log[0]):
     prepare_model_process(snakemake.threads)

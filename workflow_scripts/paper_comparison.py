@@ -1,13 +1,13 @@
 """Snakemake adapter: rule paper_comparison -> gold_textgen.analysis.paper_comparison."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 from gold_textgen.analysis.paper_comparison import OurModel, Run, comparison_table, to_markdown
 from gold_textgen.evaluation.metrics import Scoring
-from gold_textgen.workflow.files import write_csv, write_html_table, write_text
-from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.runtime.files import write_csv, write_html_table, write_text
+from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     bootstrap = snakemake.params.bootstrap

@@ -1,14 +1,14 @@
 """Snakemake adapter: rule table2 -> gold_textgen.analysis.tables.table2."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 from gold_textgen.analysis.tables import load_scores, scoring_note, table2, with_families, with_scoring, write_table2
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
-from gold_textgen.workflow.files import write_html_table
-from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.runtime.files import write_html_table
+from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)

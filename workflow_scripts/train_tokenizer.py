@@ -1,6 +1,6 @@
 """Snakemake adapter: rule train_tokenizer -> gold_textgen.data.tokenization.train_tokenizer."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
@@ -8,8 +8,8 @@ import logging
 
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.data.vocabulary_coverage import copied_unk_rate, coverage_problem, unk_rate
-from gold_textgen.workflow.files import atomic_directory, read_jsonl
-from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.runtime.files import atomic_directory, read_jsonl
+from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     settings = snakemake.params.settings["tokenizer"]

@@ -1,13 +1,13 @@
 """Snakemake adapter: rule training_curves -> gold_textgen.analysis.training_curves."""
 
-from gold_textgen.workflow.warm_start import hand_over
+from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 import sys
 
 from gold_textgen.analysis.training_curves import write_training_curves
-from gold_textgen.workflow.logs import log_to_file
+from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     models = dict(snakemake.input.items())

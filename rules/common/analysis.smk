@@ -25,7 +25,7 @@ def significance_generations(wildcards):
 
 
 def claim_tests(wildcards=None):
-    """The paper's registered claims the experiment's grid covers (workflow/paper_claims.py), chosen from
+    """The paper's registered claims the experiment's grid covers (config/paper_claims.py), chosen from
     the grid alone, one record per test."""
     return [vars(test) for test in gold_paper_claims.experiment_claims(config)]
 

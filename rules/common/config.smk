@@ -9,27 +9,27 @@ from pathlib import Path
 import yaml
 
 try:
+    from gold_textgen import catalog as gold_catalog
+    from gold_textgen.config import cross_references as gold_cross_references
+    from gold_textgen.config import layers as gold_layers
+    from gold_textgen.config import overlays as gold_overlays
+    from gold_textgen.config import paper_claims as gold_paper_claims
+    from gold_textgen.config import schema as gold_schema
+    from gold_textgen.config import views as gold_views
+    from gold_textgen.cost import device_profile as gold_cost_profile
+    from gold_textgen.cost import estimates as gold_cost_estimates
+    from gold_textgen.cost import work as gold_cost_work
     from gold_textgen.data import sources as gold_sources
-    from gold_textgen.data.sources import download as gold_download
     from gold_textgen.data.records import SPLITS
+    from gold_textgen.data.sources import download as gold_download
     from gold_textgen.models import description as gold_model_description
-    from gold_textgen.workflow import cluster as gold_cluster
-    from gold_textgen.workflow.cost import device_profile as gold_cost_profile
-    from gold_textgen.workflow.cost import estimates as gold_cost_estimates
-    from gold_textgen.workflow.cost import work as gold_cost_work
+    from gold_textgen.runtime import cluster as gold_cluster
+    from gold_textgen.runtime import file_times as gold_file_times
+    from gold_textgen.runtime.errors import ConfigError
     from gold_textgen.workflow import code_identity as gold_code_identity
     from gold_textgen.workflow import experiment_index as gold_experiment_index
-    from gold_textgen.workflow import file_times as gold_file_times
-    from gold_textgen.workflow import layers as gold_layers
-    from gold_textgen.workflow import objective_catalog as gold_catalog
-    from gold_textgen.workflow import overlays as gold_overlays
-    from gold_textgen.workflow import paper_claims as gold_paper_claims
-    from gold_textgen.workflow import cross_references as gold_cross_references
     from gold_textgen.workflow import report_status as gold_report_status
     from gold_textgen.workflow import resources as gold_resources
-    from gold_textgen.workflow import schema as gold_schema
-    from gold_textgen.workflow import views as gold_views
-    from gold_textgen.workflow.errors import ConfigError
 except ImportError as error:
     raise WorkflowError(
         "the gold_textgen package is not importable; install the project first (`make setup`, "
@@ -92,7 +92,7 @@ if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
         raise WorkflowError(OWNERSHIP_PROBLEM)
 
 # Results copied without their file times (`cp -r`) get the times of the run that wrote them back where
-# their contents are unchanged, before Snakemake compares any (workflow/file_times.py). Only the process
+# their contents are unchanged, before Snakemake compares any (runtime/file_times.py). Only the process
 # that plans: a job's own Snakemake (a SLURM step, a local subprocess) plans nothing.
 if workflow.is_main_process:
     RESTORED_TIMES = gold_file_times.restore(Path.cwd())

@@ -20,7 +20,7 @@ def reward_cache_input(wildcards):
 
 
 def fine_tune_priority(wildcards):
-    """The longest fine-tuning runs first (gold_textgen/workflow/cost/work.py: start_order)."""
+    """The longest fine-tuning runs first (gold_textgen/cost/work.py: start_order)."""
     return gold_cost_work.start_order(task_settings(wildcards), wildcards.objective)
 
 

@@ -1,4 +1,4 @@
-"""The registered claims of the paper (workflow/paper_claims.py), tested on one experiment's outputs as
+"""The registered claims of the paper (config/paper_claims.py), tested on one experiment's outputs as
 claims about the method.
 
 Each test of a claim (`ClaimTest`: a claim, a task, a system, a baseline, a decoder) has a contrast per
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..workflow.paper_claims import CLAIMS, ClaimTest
+from ..config.paper_claims import CLAIMS, ClaimTest
 from . import method_test
 from .method_test import Noise
 from .paired_tests import holm

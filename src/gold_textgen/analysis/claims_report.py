@@ -12,7 +12,7 @@ from .markdown import markdown_table
 
 def method_note() -> str:
     return (
-        "Each registered claim of the paper (workflow/paper_claims.py) that this experiment's grid covers, tested as a "
+        "Each registered claim of the paper (config/paper_claims.py) that this experiment's grid covers, tested as a "
         "claim about the method: the per-seed contrast's mean against 0, its noise the seeds' spread plus the test set's "
         "variance that every seed shares (examples resampled jointly across seeds and runs), the seeds' variance integrated "
         "over its chi-square (analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "

@@ -6,7 +6,7 @@
 First the checks every claim rests on, facts of each run: every MLE run converged (its step cap did not
 stop a rising dev metric, and its dev metric rose at all), and every fine-tuning run kept a model its
 training made (not the one of its first evaluation). Then the verdict of every registered claim of the
-paper (workflow/paper_claims.py) that the experiment's grid covers, as the workflow's `claims` rule wrote
+paper (config/paper_claims.py) that the experiment's grid covers, as the workflow's `claims` rule wrote
 them (results/<experiment>/tables/claims.csv; analysis/claims.py): supported, contradicted or inconclusive,
 each with its bounds at the level that decided it, its Holm-adjusted p, and its power against the paper's
 effect with the seeds that would reach 80%.
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..config.layers import merged_config
+from ..config.paper_claims import experiment_claims
+from ..config.schema import validate_config
 from ..workflow.convergence import run_summary
-from ..workflow.layers import merged_config
-from ..workflow.paper_claims import experiment_claims
-from ..workflow.schema import validate_config
 from .claims import CONTRADICTED, Verdict, verdicts_of
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..workflow.files import write_csv, write_text
+from ..runtime.files import write_csv, write_text
 
 
 def aligned_outputs(generations: Mapping[str, Sequence[dict]]) -> pd.DataFrame:

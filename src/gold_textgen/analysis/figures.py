@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure  # the object API: no pyplot state, no display needed on cluster nodes
 
-from ..workflow.files import atomic_open
+from ..runtime.files import atomic_open
 from .objective_names import color, label
 
 

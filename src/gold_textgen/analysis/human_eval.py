@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..workflow.files import write_csv
+from ..runtime.files import write_csv
 from .examples import aligned_outputs
 
 LABELS = {"a": "A", "b": "B", "tie": "tie"}

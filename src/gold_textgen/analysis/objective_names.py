@@ -5,7 +5,7 @@ user's own) keeps its config name, comes last, and takes a free colour."""
 
 from __future__ import annotations
 
-from ..workflow.objective_catalog import LOSSES
+from ..catalog import LOSSES
 
 # name in the config -> (label in tables and figures, colour in figures), in the order they are shown: the
 # names the shipped configs give GOLD's variants and ablations, then every other loss of the catalog under

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..workflow.files import write_csv, write_text
+from ..runtime.files import write_csv, write_text
 from . import objective_names
 from .figures import save, shared_legend
 from .markdown import markdown_table

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..workflow.files import write_csv, write_text
+from ..runtime.files import write_csv, write_text
 from . import objective_names
 from .markdown import markdown_table
 from .objectives_table import first_decoder_scores, seed_statistics

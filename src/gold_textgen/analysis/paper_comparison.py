@@ -23,11 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..config.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
+from ..config.views import entry_run
 from ..evaluation import metrics, sacrebleu_statistics
 from ..evaluation.token_table import read_token_table
-from ..workflow.files import read_jsonl
-from ..workflow.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
-from ..workflow.views import entry_run
+from ..runtime.files import read_jsonl
 from .exposure_bias import sentence_bleu
 from .markdown import markdown_table
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..evaluation.token_table import read_token_table
-from ..workflow.files import read_jsonl, write_csv
+from ..runtime.files import read_jsonl, write_csv
 from . import figures, objective_names
 from .diversity import diversity_row
 from .examples import write_examples

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..workflow.files import read_json, write_csv, write_text
+from ..runtime.files import read_json, write_csv, write_text
 from . import objective_names
 from .markdown import markdown_table
 

@@ -1,2 +1,2 @@
-"""The `gold-textgen` command (also `python -m gold_textgen`): one entry point for what users do with the
-workflow, each subcommand a thin layer over Snakemake or the package."""
+"""The `gold-textgen` command (also `python -m gold_textgen`): run, plan, status, signatures, tally, export
+and sft, each subcommand a thin layer over Snakemake or the package."""

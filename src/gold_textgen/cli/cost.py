@@ -1,4 +1,4 @@
-"""`gold-textgen plan --device PROFILE`: the cost of an experiment on a measured device (workflow/cost)."""
+"""`gold-textgen plan --device PROFILE`: the cost of an experiment on a measured device (cost)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from ..workflow.cost.device_profile import DeviceProfile
-from ..workflow.cost.dry_run import parse_jobs
-from ..workflow.cost.plan import report
-from ..workflow.cost.work import Folders
-from ..workflow.errors import ConfigError
+from ..cost.device_profile import DeviceProfile
+from ..cost.dry_run import parse_jobs
+from ..cost.plan import report
+from ..cost.work import Folders
+from ..runtime.errors import ConfigError
 
 
 def dry_run(snakemake: list[str], arguments: list[str], everything: bool) -> tuple[str, float]:

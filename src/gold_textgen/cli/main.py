@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 import yaml
 
-from ..workflow.cost.dry_run import job_counts
-from ..workflow.errors import ConfigError
+from ..config.layers import OVERRIDES_SUFFIX
+from ..cost.dry_run import job_counts
+from ..runtime.errors import ConfigError
+from ..runtime.files import write_text
 from ..workflow.experiment_index import REPLACE_VARIABLE
-from ..workflow.files import write_text
-from ..workflow.layers import OVERRIDES_SUFFIX
 from .cost import cost_report, dry_run, load_profile, snakemake_failure
 from .overrides import checked_config
 

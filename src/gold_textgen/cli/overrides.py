@@ -10,10 +10,10 @@ from pathlib import Path
 
 import yaml
 
-from ..workflow.errors import ConfigError
-from ..workflow.layers import SET_LAYER, config_layers, merge_layers, where_set
-from ..workflow.schema import validate_config
-from ..workflow.strict_yaml import load_strict
+from ..config.layers import SET_LAYER, config_layers, merge_layers, where_set
+from ..config.schema import validate_config
+from ..config.strict_yaml import load_strict
+from ..runtime.errors import ConfigError
 
 KEY = re.compile(r"^[A-Za-z_][\w-]*$")
 

@@ -41,7 +41,7 @@ _LEXICON_STREAM = 0
 @dataclass(frozen=True)
 class DemoTaskSpec:
     """Settings of the synthetic language: a typed view of a validated `synthetic` source (defaults and
-    ranges are the schema's, `workflow.schema.defaults("synthetic_source", ...)` completes a partial one)."""
+    ranges are the schema's, `config.schema.defaults("synthetic_source", ...)` completes a partial one)."""
 
     seed: int
     num_train: int

@@ -5,7 +5,7 @@ for a task scored by final answers, that its references state them).
 Three jobs, so that a setting only the test split reads (`num_test`, a test file) re-makes the test split
 and re-scores the models but never rewrites the training splits, so never retrains; and a setting only
 the checks read (checksum, url, expected sizes, max_split_overlap) reruns the checks alone (see
-workflow.views.training_source_view and verification_view)."""
+config.views.training_source_view and verification_view)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..workflow.files import read_jsonl, write_json, write_jsonl
+from ..runtime.files import read_jsonl, write_json, write_jsonl
 from .answer_format import states_answer
 from .records import check_unique_ids
 from .sources import load_source_splits
@@ -77,7 +77,7 @@ def prepare_dataset(
     source: dict, outputs: Mapping[str, str | Path], base_dir: str | Path = ".", archive: str | Path | None = None, task: str = "?"
 ) -> dict[str, int]:
     """Load the splits named in `outputs` and write them; returns the records per split. `source` holds the
-    settings these splits read (workflow.views.training_source_view for train and valid)."""
+    settings these splits read (config.views.training_source_view for train and valid)."""
     splits = load_source_splits(source, list(outputs), base_dir, archive)
     sizes = {}
     for split, records in splits.items():

@@ -1,1 +1,2 @@
-"""Evaluation of a trained model: decoding, teacher-forced token NLL, metrics and scores, lead-3."""
+"""Evaluation of a trained model: decoding and stop sequences, teacher-forced token NLL, metrics and
+scores, lead-3."""

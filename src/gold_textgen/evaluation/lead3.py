@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..workflow.files import read_jsonl, write_jsonl
+from ..runtime.files import read_jsonl, write_jsonl
 
 TITLES = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Gen", "Gov", "Sen", "Rep", "Lt", "Col", "Sgt", "Capt", "Jr", "Sr", "No")
 NOT_AFTER_TITLE = "".join(rf"(?<!\b{title}\.)" for title in TITLES)  # "Mr. Smith" is one sentence

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import sacrebleu
 
-from ..workflow.views import ANSWER_METRIC_NAMES
+from ..config.views import ANSWER_METRIC_NAMES
 from . import sacrebleu_statistics
 from .final_answer import answers_match, flexible_extract, strict_match
 

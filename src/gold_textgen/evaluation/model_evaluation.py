@@ -17,8 +17,8 @@ from pathlib import Path
 from ..data.token_features import input_features
 from ..data.tokenization import load_tokenizer
 from ..models.transformer import load_pretrained_model
-from ..workflow.files import read_jsonl, write_json, write_jsonl
-from ..workflow.runtime import pick_device
+from ..runtime.files import read_jsonl, write_json, write_jsonl
+from ..runtime.model_process import pick_device
 from .decoding import generate_texts, generation_config
 from .metrics import Scoring
 from .scoring import nll_summary, score_generations, unk_warning

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..data.vocabulary_coverage import UNK_WARNING_RATE
-from ..workflow.files import read_json, read_jsonl, write_json
+from ..runtime.files import read_json, read_jsonl, write_json
 from . import metrics, sacrebleu_statistics
 from .token_table import read_token_table
 

@@ -33,14 +33,14 @@ import torch
 from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
+from ..config.views import is_causal
 from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from ..data.token_features import input_features
 from ..data.tokenization import leading_target_specials, load_tokenizer
 from ..models.transformer import load_pretrained_model
-from ..workflow.checked_parquet import write_checked_parquet
-from ..workflow.files import read_jsonl
-from ..workflow.runtime import pick_device
-from ..workflow.views import is_causal
+from ..runtime.checked_parquet import write_checked_parquet
+from ..runtime.files import read_jsonl
+from ..runtime.model_process import pick_device
 
 log = logging.getLogger(__name__)
 COLUMNS = ("example", "position", "token_id", "nll", "correct")

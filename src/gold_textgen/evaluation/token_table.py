@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from ..workflow.checked_parquet import DamagedTableError, read_checked_parquet
+from ..runtime.checked_parquet import DamagedTableError, read_checked_parquet
 
 # float32 rounding of log-probabilities near 0 (p_MLE = 1) gives NLLs a few ulp below 0, never more.
 NLL_ROUNDING = 1e-5

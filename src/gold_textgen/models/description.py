@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..workflow.views import is_causal, is_recurrent
+from ..config.views import is_causal, is_recurrent
 
 RECURRENT_NAMES = {"nqg_pp": "NQG++", "pointer_generator": "pointer-generator"}
 

@@ -1,13 +1,13 @@
 """Sequence lengths against a model's position table, checked when a job loads the model: a pretrained
 model's limit is in its own config, which the workflow does not read when it plans (scratch models are
-checked then: workflow/setting_relations.py). Past the limit a learned position embedding fails deep in
+checked then: config/setting_relations.py). Past the limit a learned position embedding fails deep in
 the forward pass with `IndexError: index out of range in self`."""
 
 from __future__ import annotations
 
 from transformers import PreTrainedModel
 
-from ..workflow.setting_relations import sequence_lengths
+from ..config.setting_relations import sequence_lengths
 
 
 def check_position_limit(model: PreTrainedModel, task: dict) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from transformers import PretrainedConfig
 
-from ..workflow.views import RECURRENT_ARCHITECTURES
+from ..config.views import RECURRENT_ARCHITECTURES
 
 
 class RecurrentSeq2SeqConfig(PretrainedConfig):

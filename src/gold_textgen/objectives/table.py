@@ -1,5 +1,5 @@
 """Every fine-tuning loss as torch functions, looked up from its row of the catalog
-(`workflow/objective_catalog/`, which names them): the per-token weights it puts on the reference NLL
+(`catalog/`, which names them): the per-token weights it puts on the reference NLL
 (`weighted_nll`), and, for the losses that are not a weighted NLL, the extra term it adds. The trainer
 computes what a batch offers (`TokenBatch`) and looks the loss up here.
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from ..workflow.objective_catalog import LOSSES as CATALOG
+from ..catalog import LOSSES as CATALOG
 
 
 @dataclass

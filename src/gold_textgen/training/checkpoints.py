@@ -35,8 +35,8 @@ from pathlib import Path
 from transformers import TrainerCallback
 from transformers.trainer_utils import rotate_checkpoints
 
-from ..workflow.files import content_digest, read_json, write_json
-from ..workflow.runtime import is_main_process
+from ..runtime.files import content_digest, read_json, write_json
+from ..runtime.model_process import is_main_process
 from .trainer_lock import HELD_FILE, LOCK_FILE, CheckpointsInUse, lock_checkpoints
 
 __all__ = ["CheckpointsInUse", "lock_checkpoints"]  # raised and used here, defined in trainer_lock

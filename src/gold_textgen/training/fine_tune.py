@@ -15,7 +15,7 @@ from ..evaluation import metrics
 from ..evaluation.decoding import generation_config
 from ..models.transformer import load_pretrained_model
 from ..objectives.policy_gradient import RewardBaseline
-from ..workflow.runtime import seed_everything
+from ..runtime.model_process import seed_everything
 from .fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from .helper_models import HelperModels
 from .objective_settings import ObjectiveSettings

@@ -29,10 +29,10 @@ import torch
 from transformers import PreTrainedModel, TrainerCallback
 from transformers.initialization import no_init_weights
 
+from ..catalog import NEEDS
 from ..models.lora import peft_model_in
 from ..objectives.loss_truncation import LossTruncation
 from ..objectives.table import TokenBatch
-from ..workflow.objective_catalog import NEEDS
 from .checkpoint_state import (
     BASELINE_STATE_FILE,
     FROZEN_ADAPTER_FILE,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from ..workflow.allocator import reuse_freed_memory
-from ..workflow.logs import freeze_imported_objects
+from ..runtime.allocator import reuse_freed_memory
+from ..runtime.logs import freeze_imported_objects
 from .training_job import TrainingJob
 
 log = logging.getLogger(__name__)

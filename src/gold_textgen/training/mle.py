@@ -11,7 +11,7 @@ from ..data.seq2seq_batches import PaddedFieldsCollator
 from ..data.token_features import feature_sizes, input_features
 from ..data.tokenization import load_tokenizer
 from ..models.transformer import count_parameters, initial_model
-from ..workflow.runtime import seed_everything
+from ..runtime.model_process import seed_everything
 from .checkpoint_loading import KnownMissingKeys
 from .dev_generation import StopsInDevGeneration
 from .plateau_schedule import PlateauScheduled

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..workflow.objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, Loss, foreign_settings
-from ..workflow.schema import defaults, load_schema
+from ..catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, Loss, foreign_settings
+from ..config.schema import defaults, load_schema
 
 # The fine-tuning block's settings an objective reads (its optimisation settings are the Trainer's).
 BLOCK_SETTINGS = ("sync_every", "sync_each_epoch", "horizon", "gamma", "label_smoothing", "rewards")
@@ -31,7 +31,7 @@ class ObjectiveSettings:
             return values[name]
         if name in KNOWN_SETTINGS:
             return None
-        raise AttributeError(f"'{name}' is not an objective setting (see workflow/objective_catalog/)")
+        raise AttributeError(f"'{name}' is not an objective setting (see gold_textgen/catalog/)")
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> ObjectiveSettings:
@@ -72,7 +72,7 @@ class ObjectiveSettings:
 
     @cached_property
     def needs(self) -> frozenset[str]:
-        """What the loss reads besides the policy (objective_catalog.NEEDS)."""
+        """What the loss reads besides the policy (catalog.NEEDS)."""
         return self.row.needs(self.values)
 
     @property

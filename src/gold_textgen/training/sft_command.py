@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from ..workflow.errors import ConfigError
+from ..runtime.errors import ConfigError
 
 
 def split_config(path: Path) -> tuple[dict, dict]:

@@ -1,5 +1,5 @@
 """The project's objectives as a loss for any transformers `Trainer`: GOLD (-delta, -p, -s) and every other
-loss of the catalog (workflow/objective_catalog/; the policy gradient needs the workflow's sampling), computed by the
+loss of the catalog (catalog/; the policy gradient needs the workflow's sampling), computed by the
 very function the workflow's trainer uses (objective_loss.py), so a loss here equals the workflow's on the
 same batch. In TRL's SFTTrainer use `ObjectiveSFTTrainer(..., objective=loss)` (sft_trainer.py); in a
 plain Trainer the loss is a `compute_loss_func` with its callback:

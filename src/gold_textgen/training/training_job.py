@@ -25,6 +25,7 @@ from transformers import (
     Seq2SeqTrainingArguments,
 )
 
+from ..config.views import is_causal
 from ..data.copy_vocabulary import copy_vocabulary_of
 from ..data.seq2seq_batches import references_cut, tokenize_records
 from ..data.token_features import input_features
@@ -33,10 +34,9 @@ from ..evaluation.decoding import apply_length_settings, clean_generation_config
 from ..evaluation.stop_sequences import text_before_stop
 from ..models.position_limit import check_position_limit
 from ..models.transformer import count_parameters
-from ..workflow.files import atomic_directory, atomic_open, read_jsonl, write_json
-from ..workflow.provenance import provenance
-from ..workflow.runtime import is_main_process, pick_device
-from ..workflow.views import is_causal
+from ..runtime.files import atomic_directory, atomic_open, read_jsonl, write_json
+from ..runtime.model_process import is_main_process, pick_device
+from ..runtime.provenance import provenance
 from . import plateau_schedule as plateau
 from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 from .divergence import DivergenceGuard

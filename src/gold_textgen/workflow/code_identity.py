@@ -13,7 +13,7 @@ Adding or editing a row, or a loss's own file, reruns only the jobs of that loss
 
 What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
 spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
-Where code lives is left out too: the package's own import lines count by the names they bring in, and a
+Where code lives is left out too: the package's own import lines count by the names they bring in, in any order, and a
 job's module digests are combined without the modules' names, and a module with nothing that runs (a
 package's `__init__.py` of only a docstring) adds nothing, so moving or renaming a module, or moving modules
 into a package of their own, reruns nothing. The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs) are left out.
@@ -33,7 +33,7 @@ import os
 import tokenize
 from pathlib import Path
 
-from .objective_catalog import function_modules
+from ..catalog import function_modules
 
 PACKAGE = "gold_textgen"
 
@@ -45,12 +45,14 @@ def package_root() -> Path:
 
 def behaviour_text(source: str) -> str:
     """`source` less its comments, docstrings, blank lines and trailing spaces, and less where the package's
-    own imports come from: the part that runs. `from .dropout_state import without_dropout` reads as
-    `import without_dropout`, so moving or renaming a module (and its importers' import lines with it) leaves
-    every digest as it was; the moved code's own digest is unchanged too, since the digests of a job's modules
-    are combined without their names (`script_code_version`)."""
+    own imports come from and in which order: the part that runs. `from .dropout_state import
+    without_dropout` reads as `import without_dropout`, listed with the module's other own imports at its
+    end, in sorted order, so moving or renaming a module (and its importers' import lines with it, which an
+    import sorter may then reorder) leaves every digest as it was; the moved code's own digest is unchanged
+    too, since the digests of a job's modules are combined without their names (`script_code_version`)."""
     lines = source.splitlines()
     edits: list[tuple[int, int, int, int, str]] = []  # (first line, first col, last line, end col, new text), 1-based lines
+    own_names: list[str] = []
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
@@ -58,8 +60,8 @@ def behaviour_text(source: str) -> str:
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 edits.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset, ""))
         if _is_own_import(node):
-            names = "; ".join(f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "") for alias in node.names)
-            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, names))
+            own_names += [f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "") for alias in node.names]
+            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, ""))
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
             edits.append((token.start[0], token.start[1], token.end[0], token.end[1], ""))
@@ -73,7 +75,7 @@ def behaviour_text(source: str) -> str:
             for number in range(first_line, last_line - 1):
                 lines[number] = ""
             lines[last_line - 1] = lines[last_line - 1][end_col:]
-    return "\n".join(line.rstrip() for line in lines if line.strip())
+    return "\n".join([*(line.rstrip() for line in lines if line.strip()), *sorted(set(own_names))])
 
 
 def _is_own_import(node: ast.AST) -> bool:
@@ -134,7 +136,7 @@ def _with_parents(module: str) -> list[str]:
 _cache: dict | None = None
 # What a digest means (behaviour_text's rules): part of each cache key, so that a cache written under other
 # rules is never read as this one's.
-DIGEST_RULES = "3: imports without their modules, empty modules left out"
+DIGEST_RULES = "3: own imports by their names in any order, empty modules left out"
 _cache_path: Path | None = None
 _cache_changed = False  # new entries not yet in the file (written at exit)
 
@@ -207,7 +209,7 @@ def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
     return _file_facts(module_file(module, root), module, root)
 
 
-CATALOG = "gold_textgen.workflow.objective_catalog"
+CATALOG = "gold_textgen.catalog"
 LOSS_TABLE = "gold_textgen.objectives.table"  # imports each row's loss functions by the module name the row gives
 
 
@@ -286,7 +288,7 @@ def workflow_code_version(scripts_dir: Path, root: Path | None = None) -> str:
 # How a step starts and where it logs, not what it computes: a step forked warm from a server or started
 # cold, logging to its file either way, writes the same outputs (tests/test_workflow_code_identity.py runs
 # both), so editing these reruns nothing.
-STARTUP_MODULES = frozenset({"gold_textgen.workflow.warm_start", "gold_textgen.workflow.logs"})
+STARTUP_MODULES = frozenset({"gold_textgen.runtime.warm_start", "gold_textgen.runtime.logs"})
 
 # Modules the training launcher imports by name (training/launch.py), part of the whole workflow's code.
 TRAINING_MODULES = ("gold_textgen.training.mle", "gold_textgen.training.fine_tune")

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .files import write_json, write_text
+from ..runtime.files import write_json, write_text
 
 RECORD = "experiment.json"
 

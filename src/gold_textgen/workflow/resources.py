@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .views import is_causal, is_recurrent
+from ..config.views import is_causal, is_recurrent
 
 # Stages that run a model; everything else (data, tokenizer, scoring, tables, figures) is CPU-only.
 GPU_STAGES = ("train_mle", "fine_tune", "cache_rewards", "evaluate")

@@ -65,7 +65,7 @@ def load_source_splits(
 ) -> dict[str, list[dict]]:
     kind = source["kind"]
     if kind == "synthetic":
-        # The training splits' settings lack `num_test` (workflow.views.training_source_view): it sizes the
+        # The training splits' settings lack `num_test` (config.views.training_source_view): it sizes the
         # test split alone, and each split is drawn from its own stream.
         spec = DemoTaskSpec.from_config({"num_test": 0, **source})
         lexicon = build_lexicon(spec)

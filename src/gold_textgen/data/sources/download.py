@@ -12,8 +12,8 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from ...workflow.errors import StepError
-from ...workflow.files import atomic_open, file_digest, write_json
+from ...runtime.errors import StepError
+from ...runtime.files import atomic_open, file_digest, write_json
 
 log = logging.getLogger(__name__)
 ALGORITHMS = ("sha256", "md5")

@@ -1,6 +1,6 @@
 """The configuration reference (docs/reference/config.md), generated from the config schema: every key
 with its type, default and description, section by section, so the manual never drifts from what the
-workflow checks (`python -m gold_textgen.workflow.generated_pages` writes it)."""
+workflow checks (`python -m gold_textgen.config.generated_pages` writes it)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from .schema import load_schema
 
 HEADER = """# Configuration reference
 
-Every key of an experiment's config, as `src/gold_textgen/workflow/config.schema.yaml` defines and checks
-it (this page is generated from that file: `python -m gold_textgen.workflow.generated_pages`). Keys left
+Every key of an experiment's config, as `src/gold_textgen/config/config.schema.yaml` defines and checks
+it (this page is generated from that file: `python -m gold_textgen.config.generated_pages`). Keys left
 out take their defaults; an unknown key or a bad value stops the run before any job starts, naming the key
 and the file that set it. `<task>`, `<decoder>` and `<objective>` stand for names you choose.
 """

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .errors import ConfigError
-from .objective_catalog import DEFAULT_LOSS, LOSSES, foreign_settings, readers
+from ..catalog import DEFAULT_LOSS, LOSSES, foreign_settings, readers
+from ..runtime.errors import ConfigError
 from .setting_relations import check_setting_relations
 from .training_loggers import logger_problem
 from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives

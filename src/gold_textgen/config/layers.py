@@ -7,7 +7,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .errors import ConfigError
+from ..runtime.errors import ConfigError
 from .strict_yaml import read_strict
 
 

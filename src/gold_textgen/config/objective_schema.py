@@ -1,4 +1,4 @@
-"""The config schema's definition of one objective, built from the loss catalog (objective_catalog/):
+"""The config schema's definition of one objective, built from the loss catalog (catalog/):
 `load_schema` puts it in place of the placeholder in config.schema.yaml, so the schema cannot disagree
 with the rows."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, REQUIRED, Setting, readers
+from ..catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, REQUIRED, Setting, readers
 
 
 def objective_schema() -> dict:

@@ -17,9 +17,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from ..errors import ConfigError
-from ..resources import named_parameters, scratch_parameters
-from ..views import is_recurrent
+from ..config.views import is_recurrent
+from ..runtime.errors import ConfigError
+from ..workflow.resources import named_parameters, scratch_parameters
 
 SHAPE_KEYS = ("model", "tokenizer", "max_source_length", "max_target_length")
 # Where a source's data lies, not what it holds: a local copy of the same release is the same shape.
@@ -138,7 +138,7 @@ class DeviceProfile:
     cpu_job: float  # a job that runs no model (data, tables, figures): its whole time
     tasks: dict  # shape key -> {task, architecture, size, tokens, update_s, forward_s, decode_s: {beams: s}}
     path: Path | None = None
-    # The same two starts for a step forked from the warm-start server (workflow/warm_start.py): a local run's
+    # The same two starts for a step forked from the warm-start server (runtime/warm_start.py): a local run's
     # steps after its first. None in a profile measured before warm starts (its cold starts stand in).
     warm_job_start: float | None = None
     warm_cpu_job: float | None = None
@@ -177,7 +177,7 @@ class DeviceProfile:
         return yaml.safe_dump(data, sort_keys=False)
 
     def started_warm(self) -> DeviceProfile:
-        """This profile for the steps of a local run, which start warm (workflow/warm_start.py)."""
+        """This profile for the steps of a local run, which start warm (runtime/warm_start.py)."""
         return replace(self, job_start=_first(self.warm_job_start, self.job_start), cpu_job=_first(self.warm_cpu_job, self.cpu_job))
 
     @property

@@ -1,6 +1,6 @@
 """The claims reference (docs/reference/claims.md), generated from the claims registry: every registered
 claim of the paper with its source, contrast, decoders and the paper's effect, how a run tests it, and the
-claims withdrawn with the paper's reason (`python -m gold_textgen.workflow.generated_pages`)."""
+claims withdrawn with the paper's reason (`python -m gold_textgen.config.generated_pages`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from .paper_claims import CLAIMS, CONTRASTS, WITHDRAWN
 HEADER = """# Claims reference
 
 Every claim of the paper that a grid of this workflow can test, registered before any run
-(`src/gold_textgen/workflow/paper_claims.py`; this page is generated from it:
-`python -m gold_textgen.workflow.generated_pages`). An experiment tests each claim its grid covers (its
+(`src/gold_textgen/config/paper_claims.py`; this page is generated from it:
+`python -m gold_textgen.config.generated_pages`). An experiment tests each claim its grid covers (its
 tasks, objectives and decoders), whatever its results: the workflow's `claims` rule writes
 `results/<experiment>/tables/claims.csv` (and `.md`, `.html`), and `gold-textgen signatures` prints them
 with the run checks (`make demo` does, after the tables).

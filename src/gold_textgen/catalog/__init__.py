@@ -6,7 +6,7 @@ control, on-policy REINFORCE), peers.py (the token-weighting objectives of GOLD'
 needs (`NEEDS`), how it is run (label smoothing, dropout), its label and colour in tables and figures, its
 reference, and where its torch functions live. Everything else is derived from these rows:
 
-- the `objective` part of the config schema (objective_schema.py: the `loss` enum, every setting, the
+- the `objective` part of the config schema (config/objective_schema.py: the `loss` enum, every setting, the
   per-loss defaults and required settings), and the check that no objective sets another loss's setting;
 - the settings training reads (`ObjectiveSettings`, training/objective_settings.py), the helper models a job builds
   and the trainer's checks that it has them (`needs`);

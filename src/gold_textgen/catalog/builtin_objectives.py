@@ -7,7 +7,7 @@ section) as the GOLD objectives. A task may still define `mle_continued` itself;
 
 from __future__ import annotations
 
-from .objective_catalog import LOSSES
+from . import LOSSES
 
 CONTROL = "mle_continued"
 BUILTIN_OBJECTIVES = {CONTROL: {"loss": "nll"}}

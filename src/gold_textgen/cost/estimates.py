@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..views import task_config
+from ..config.views import task_config
 from .device_profile import DeviceProfile
 from .work import Folders, JobWork, job_work
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from ..resources import stage_request
-from ..views import task_config
+from ..config.views import task_config
+from ..workflow.resources import stage_request
 from .device_profile import DeviceProfile
 from .dry_run import PlannedJob
 from .estimates import Estimate, job_estimate, runs_a_model, stage_of
@@ -164,7 +164,7 @@ def render(rows: list[Row], title: str, limits: bool = False) -> str:
 
 def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int, startup: float) -> tuple[str, float]:
     """The plan as text, and its expected wall time in seconds (`startup`: the workflow's own, before any job).
-    On a CPU profile it plans a local run, whose steps start warm (workflow/warm_start.py); on a GPU profile
+    On a CPU profile it plans a local run, whose steps start warm (runtime/warm_start.py); on a GPU profile
     a cluster run, each job a fresh process on its node (as the SLURM time limits assume in either case)."""
     costs = job_costs(config, profile if profile.gpu else profile.started_warm(), jobs, folders)
     if not costs:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .builtin_objectives import misnamed_objectives
-from .errors import ConfigError
-from .objective_catalog import needs
+from ..catalog import needs
+from ..catalog.builtin_objectives import misnamed_objectives
+from ..runtime.errors import ConfigError
 from .views import ANSWER_METRIC_NAMES, decoder_view, is_causal, is_recurrent
 
 SPLIT_NAMES = ("train", "valid", "test")

@@ -3,8 +3,8 @@ output, so Snakemake reruns a job when (and only when) one of them changes."""
 
 from __future__ import annotations
 
-from .errors import ConfigError
-from .objective_catalog import DEFAULT_LOSS, loss_of, needs
+from ..catalog import DEFAULT_LOSS, loss_of, needs
+from ..runtime.errors import ConfigError
 
 # The task metrics (config key tasks.<name>.metric) that score final answers after ####, not text
 # (evaluation.metrics.ANSWER_METRICS computes them).

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import ConfigError
+from ..runtime.errors import ConfigError
 
 _LEADING_ZERO = re.compile(r"^[-+]?0[0-9_]+$")
 

@@ -20,5 +20,5 @@ class ConfigError(ValueError):
 
 
 class StepError(RuntimeError):
-    """A workflow step cannot go on, for a reason its message says with what to do (workflow.logs ends the
+    """A workflow step cannot go on, for a reason its message says with what to do (runtime.logs ends the
     job's log with the message alone)."""

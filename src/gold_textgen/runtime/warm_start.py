@@ -298,6 +298,6 @@ def _die_with(connection: socket.socket) -> None:
 if __name__ == "__main__":
     # Through the package's copy of this module, not __main__: the jobs' scripts import that copy, and its
     # `_in_fork` is what tells them they already run in a fork.
-    from gold_textgen.workflow.warm_start import serve as serve_from_package
+    from gold_textgen.runtime.warm_start import serve as serve_from_package
 
     serve_from_package(Path(sys.argv[1]))

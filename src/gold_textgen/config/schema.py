@@ -19,9 +19,9 @@ import jsonschema
 import yaml
 from jsonschema import Draft202012Validator, validators
 
-from .builtin_objectives import add_builtin_objectives
+from ..catalog.builtin_objectives import add_builtin_objectives
+from ..runtime.errors import ConfigError
 from .cross_references import check_objective_keys, check_references
-from .errors import ConfigError
 from .objective_schema import objective_schema
 
 SCHEMA_FILE = "config.schema.yaml"

@@ -1,17 +1,17 @@
 """The objectives reference (docs/reference/objectives.md), generated from the objectives catalog: every
 loss with its label, what it does, its settings and their defaults, its label smoothing and its reference,
-so that no page lists the objectives by hand (`python -m gold_textgen.workflow.generated_pages`)."""
+so that no page lists the objectives by hand (`python -m gold_textgen.config.generated_pages`)."""
 
 from __future__ import annotations
 
 import json
 
-from .objective_catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, REQUIRED, Loss, Setting
+from ..catalog import COMMON_SETTINGS, DEFAULT_LOSS, LOSSES, REQUIRED, Loss, Setting
 
 HEADER = """# Objectives reference
 
-Every loss of the objectives catalog (`src/gold_textgen/workflow/objective_catalog/`; this page is generated
-from it: `python -m gold_textgen.workflow.generated_pages`). An objective of a config names its loss with
+Every loss of the objectives catalog (`src/gold_textgen/catalog/`; this page is generated
+from it: `python -m gold_textgen.config.generated_pages`). An objective of a config names its loss with
 `loss:` (`{default}` when left out) and sets that loss's settings beside it, under
 `tasks.<task>.objectives.<objective>` ([configuration reference](config.md)); a setting of another loss is
 refused. How they run side by side, on equal terms: [GOLD beside its successors](../guide/objectives.md).

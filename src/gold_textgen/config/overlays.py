@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import ConfigError
+from ..runtime.errors import ConfigError
 from .views import analysis_settings, evaluated_runs
 
 SPLITS = ("train", "valid", "test")

@@ -1,0 +1,3 @@
+"""What a workflow step runs on: atomic files and checked tables, per-job logs, the warm-start server, the
+process set-up of a model step (threads, allocator, seeds, device), provenance, the checks before a cluster
+run, and the errors a step or a config check raises."""
