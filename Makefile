@@ -21,17 +21,36 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# pip byte-compiles what it installs on one core; compileall does it on every core afterwards (the .pyc files
-# every job's imports read), leaving out the packages' own test suites (`test/` and `tests/` folders: a third
-# of the work, never imported). A few files that packages ship for other Python versions do not compile, as
-# under pip, so its exit status is not the install's: an uncompiled module still imports, only slower.
+# pip would byte-compile every file it installs, most of which no step ever imports (torch and transformers
+# ship thousands of modules). Instead one process imports what the workflow runs and writes the .pyc files
+# of what it imported, even where PYTHONDONTWRITEBYTECODE is set, so that no job compiles them again: every
+# module of the package (which imports torch, transformers, TRL, PEFT, datasets and the rest), and what the
+# jobs import as they run (ROUGE's NLTK, the TensorBoard logger, Snakemake's script and report machinery,
+# lm-eval's HFLM, the SLURM plugin, pytest). A module imported by something else compiles on its first
+# import, as usual.
+define COMPILE_IMPORTS
+import sys
+sys.dont_write_bytecode = False
+import importlib, pkgutil, gold_textgen
+modules = [module.name for module in pkgutil.walk_packages(gold_textgen.__path__, "gold_textgen.") if not module.name.endswith("__main__")]
+modules += ["nltk", "torch.utils.tensorboard", "snakemake.cli", "snakemake.script", "snakemake.notebook", "snakemake.report"]
+modules += ["smart_open", "absl.flags", "fastjsonschema", "PIL.Image", "yte", "dpath", "docutils.core", "nbformat"]
+modules += ["lm_eval.models.huggingface", "snakemake_executor_plugin_slurm", "pytest", "xdist"]
+for name in modules:
+    try:
+        importlib.import_module(name)
+    except ImportError:  # a library that no longer has this module: it compiles when something imports it
+        pass
+endef
+export COMPILE_IMPORTS
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet --no-compile "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install --quiet --no-compile -e ".[dev,slurm]"
 	# lm-eval for the test that loads an exported model with its HFLM class: that class imports with what the
 	# project installs, so its wheel alone (not its task suites' many dependencies)
 	$(BIN)/pip install --quiet --no-compile --no-deps "lm-eval==0.4.13"
-	$(BIN)/python -m compileall -q -j0 -x '/tests?/' "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" > /dev/null || true
+	$(BIN)/python -c "$$COMPILE_IMPORTS"
 	touch $@
 
 setup: $(VENV)/.installed  ## create .venv with the project and its tools
