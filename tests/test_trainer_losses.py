@@ -20,6 +20,7 @@ from transformers import DataCollatorForSeq2Seq
 
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.objectives.loss_truncation import LossTruncation
+from gold_textgen.training import objective_loss
 from gold_textgen.training.helper_models import model_from_weights
 from gold_textgen.training.trainer_losses import ObjectiveLoss
 
@@ -48,6 +49,19 @@ def causal_batch(encoded: list[dict], pad_token_id: int) -> dict:
     return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
 
 
+def shared_steps(monkeypatch) -> list[str]:
+    """The losses of each objective computed through the one loss step (objective_loss.loss_step, which
+    looks the terms up in its module): a trainer path that computed its loss another way leaves no entry."""
+    calls, original = [], objective_loss.objective_terms
+
+    def counted(batch, labels, settings, state):
+        calls.append(settings.loss)
+        return original(batch, labels, settings, state)
+
+    monkeypatch.setattr(objective_loss, "objective_terms", counted)
+    return calls
+
+
 def both_losses(setup, tmp_path, name: str):
     """The workflow trainer's loss for objective `name` on a batch of the demo, with the policy moved away
     from pi_tilde and the reference (as after some updates); and the library loss for it with the causal
@@ -74,23 +88,27 @@ def both_losses(setup, tmp_path, name: str):
 
 
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
-def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, tmp_path, name):
+def test_the_library_loss_equals_the_workflow_trainers_on_the_same_batch(setup, tmp_path, name, monkeypatch):
+    steps = shared_steps(monkeypatch)
     expected, loss, language_model, batch = both_losses(setup, tmp_path, name)
     labels = batch.pop("labels")
     value = loss(language_model(**batch), labels)
     assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
+    assert len(steps) == 2  # the workflow's trainer and the compute_loss_func path
 
 
 @pytest.mark.trl
 @pytest.mark.parametrize("name", sorted(OBJECTIVES))
-def test_the_loss_trls_sft_trainer_computes_equals_the_workflow_trainers(setup, tmp_path, name):
+def test_the_loss_trls_sft_trainer_computes_equals_the_workflow_trainers(setup, tmp_path, name, monkeypatch):
     """The same, through the SFTTrainer subclass's compute_loss (one forward pass, the helpers reading the
     same inputs)."""
+    steps = shared_steps(monkeypatch)
     expected, loss, language_model, batch = both_losses(setup, tmp_path, name)
     records, tokenizer, _, _ = setup
     trainer = sft_trainer(language_model, tokenizer, records, tmp_path / "sft", 1, loss)
     value = trainer.compute_loss(language_model, batch)
     assert torch.allclose(value, expected, rtol=1e-5, atol=1e-6), (name, float(value), float(expected))
+    assert len(steps) == 2  # the workflow's trainer and ObjectiveSFTTrainer
 
 
 def test_settings_are_checked_and_a_missing_helper_is_named():

@@ -8,7 +8,7 @@ as usual; only the modules' train/eval flags change, and they are restored exact
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import torch
 
@@ -21,6 +21,12 @@ def without_dropout(model: torch.nn.Module) -> Iterator[None]:
         yield
     finally:
         _restore(modes)
+
+
+def dropout_as_the_loss_compares(model: torch.nn.Module, settings) -> AbstractContextManager:
+    """The policy's forward pass as its loss needs it (`settings`: ObjectiveSettings): with dropout, or
+    without where the loss compares the policy with a frozen model (the catalog's `dropout`)."""
+    return nullcontext() if settings.policy_dropout else without_dropout(model)
 
 
 def forward_without_dropout(model: torch.nn.Module) -> None:

@@ -1,7 +1,7 @@
 """Fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure objective
 functions in objectives/ (GOLD, and every other loss of the catalog, catalog/, plain
-NLL as the control among them). It runs the forward passes a loss needs (`token_batch`) and reads the
-loss's weights and extra term from `objectives.table.LOSSES`.
+NLL as the control among them). It runs the forward passes a loss needs and hands them to the step's loss
+(`objective_loss.loss_step`), which reads the loss's weights and extra term from `objectives.table.LOSSES`.
 
 Per batch of references (teacher forcing), for GOLD:
 
@@ -31,10 +31,10 @@ from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .checkpoint_loading import KnownMissingKeys
 from .dev_generation import StopsInDevGeneration
-from .dropout_state import without_dropout
+from .dropout_state import dropout_as_the_loss_compares
 from .helper_models import HelperModels
 from .label_logprobs import policy_token_batch, with_labels_if_read_cheaply
-from .objective_loss import for_gradient_averaging, objective_terms, update_token_mean
+from .objective_loss import ObjectiveTerms, for_gradient_averaging, loss_step
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
@@ -77,29 +77,28 @@ class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, K
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
         forward_inputs = with_labels_if_read_cheaply(self.accelerator.unwrap_model(model), model_inputs, labels)
-        if self.objective.policy_dropout:
+        with dropout_as_the_loss_compares(model, self.objective):
             outputs = model(**forward_inputs)
-        else:  # compared with a frozen model in eval mode, as the loss's reference does (dropout_state.py)
-            with without_dropout(model):
-                outputs = model(**forward_inputs)
-        batch = self.token_batch(model_inputs, labels, outputs, cached)
-        objective = objective_terms(batch, labels, self.objective, self.helpers)
-        loss_sum = objective.loss_sum + self.model_terms(model, outputs, batch.mask)
-        loss = update_token_mean(loss_sum, num_items_in_batch, objective.parts.num_tokens)
-        loss = for_gradient_averaging(self, loss, num_items_in_batch)
-        self._track(objective.parts, objective.weights, objective.returns, objective.terms, batch.mask)
+
+        def fill_helpers(batch: TokenBatch) -> None:
+            # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
+            # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
+            with self.accelerator.autocast():
+                self.helpers.fill(batch, model_inputs, labels, cached)
+
+        step = loss_step(
+            policy_token_batch(outputs, labels),
+            labels,
+            self.objective,
+            self.helpers,
+            num_items_in_batch,
+            fill_helpers=fill_helpers,
+            model_term=lambda mask: self.model_terms(model, outputs, mask),
+        )
+        loss = for_gradient_averaging(self, step.loss, num_items_in_batch)
+        self._track(step.terms, step.mask)
         self.record_tokens(outputs.logits, labels, normalise=True)
         return (loss, outputs) if return_outputs else loss
-
-    def token_batch(self, model_inputs: dict, labels: torch.Tensor, outputs, cached: torch.Tensor | None) -> TokenBatch:
-        """What the objective reads of this batch: the policy's log-probabilities, and those of the helper
-        models its loss needs (pi_tilde, the frozen MLE model's reference tokens or whole distribution)."""
-        batch = policy_token_batch(outputs, labels)
-        # The helpers run in the policy's precision: accelerate wraps only the prepared policy's forward in
-        # the mixed-precision autocast, so without this a bf16 job would run their forward passes in fp32.
-        with self.accelerator.autocast():
-            self.helpers.fill(batch, model_inputs, labels, cached)
-        return batch
 
     def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:
         """A loss term the model itself adds to every objective (the pointer-generator's coverage loss)."""
@@ -124,8 +123,9 @@ class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, K
         stats["samples"] = stats["samples"] + samples.rewards.numel()
         return (loss, outputs) if return_outputs else loss
 
-    def _track(self, parts, weights, returns, terms, mask) -> None:
+    def _track(self, objective: ObjectiveTerms, mask: torch.Tensor) -> None:
         # Accumulate as tensors: converting to Python floats here would synchronise a GPU every step.
+        parts, weights, returns, terms = objective.parts, objective.weights, objective.returns, objective.terms
         stats = self._objective_log
         stats["nll_sum"] = stats["nll_sum"] + parts.nll_sum
         stats["weight_sum"] = stats["weight_sum"] + weights[mask].sum()

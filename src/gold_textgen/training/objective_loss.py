@@ -1,10 +1,13 @@
-"""One objective's loss on one batch of references, from what the batch offers (`TokenBatch`): the sum
-over its tokens that the workflow's trainer (fine_tune_trainer.py) and the library loss for any Trainer
-(trainer_losses.py) both divide by the reference tokens of the update. One function, so that the two
-cannot drift apart."""
+"""One training step's loss on a batch of references, from the policy's log-probabilities (`TokenBatch`):
+the helpers' log-probabilities added, a packed batch read one example per row, the objective's terms, the
+update's token mean (`loss_step`). The workflow's trainer (fine_tune_trainer.py), ObjectiveSFTTrainer
+(sft_trainer.py) and the library loss for any Trainer (trainer_losses.py) all call it, so that they cannot
+drift apart; each runs the policy's forward pass its own way (a Seq2SeqTrainer's, TRL's, a Trainer's) and
+scales for data parallelism as its Trainer needs (`for_gradient_averaging`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +17,7 @@ from ..objectives.gold import after_eos_term, delta_returns, per_token_rewards, 
 from ..objectives.table import LOSSES, TokenBatch
 from ..objectives.weighted_nll import LossParts, weighted_reference_nll
 from .objective_settings import ObjectiveSettings
+from .packed_examples import one_example_per_row
 
 
 @dataclass
@@ -44,6 +48,40 @@ def objective_terms(batch: TokenBatch, labels: torch.Tensor, settings: Objective
     # the extra term is part of the loss that label smoothing scales, as the weighted NLL is: (1 - eps) x loss + eps x smoothing
     extra = (1.0 - settings.label_smoothing) * entry.extra(batch, settings, state)
     return ObjectiveTerms(parts.loss_sum + extra, parts, weights, returns, terms)
+
+
+@dataclass
+class StepLoss:
+    loss: torch.Tensor  # the micro-batch's share of the update's token mean, with gradient
+    terms: ObjectiveTerms  # what the step's statistics are read from
+    mask: torch.Tensor  # [B, T] the reference tokens of `terms` (one example per row)
+
+
+def loss_step(
+    batch: TokenBatch,
+    labels: torch.Tensor,
+    settings: ObjectiveSettings,
+    state: Any,
+    num_items_in_batch,
+    *,
+    fill_helpers: Callable[[TokenBatch], None] | None = None,
+    model_term: Callable[[torch.Tensor], torch.Tensor | float] | None = None,
+    inputs: dict | None = None,
+    causal: bool = False,
+) -> StepLoss:
+    """The loss of one micro-batch: `batch` holds the policy's log-probabilities of `labels`;
+    `fill_helpers(batch)` adds the helper models' (pi_tilde, the frozen model's rewards or distribution,
+    read on the policy's inputs) where the objective needs them; `model_term(mask)` is a term the model
+    itself adds to every objective (the pointer-generator's coverage loss), summed over the tokens of
+    `mask`; a packed or padding-free batch (`inputs`' positions or sequence ids, a `causal` LM's) is read
+    one example per row, so that no return or sequence term crosses examples; `state` holds what a loss
+    keeps across steps (the helpers: loss truncation's cut-off)."""
+    if fill_helpers is not None and settings.needs:
+        fill_helpers(batch)
+    extra = model_term(batch.mask) if model_term is not None else 0.0
+    batch, labels = one_example_per_row(batch, labels, inputs, causal)
+    terms = objective_terms(batch, labels, settings, state)
+    return StepLoss(update_token_mean(terms.loss_sum + extra, num_items_in_batch, terms.parts.num_tokens), terms, batch.mask)
 
 
 def update_token_mean(loss_sum: torch.Tensor, num_items_in_batch, num_tokens) -> torch.Tensor:

@@ -15,12 +15,10 @@ transformers 5.24 (the versions `pip install -e '.[dev]'` takes; CI tests the in
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 from trl import SFTTrainer
 
-from .dropout_state import without_dropout
+from .dropout_state import dropout_as_the_loss_compares
 from .objective_loss import for_gradient_averaging
 from .trainer_losses import ObjectiveLoss
 
@@ -54,8 +52,7 @@ class ObjectiveSFTTrainer(SFTTrainer):
         labels = inputs["labels"]
         model_inputs = {key: value for key, value in inputs.items() if key != "labels"}
         # compared with a frozen model in eval mode, ASFT, PSFT and iw-SFT run the policy without dropout
-        dropout = contextlib.nullcontext() if self.objective.settings.policy_dropout else without_dropout(model)
-        with dropout:
+        with dropout_as_the_loss_compares(model, self.objective.settings):
             outputs = model(**model_inputs)
         loss = self.objective.from_logits(outputs.logits, labels, model_inputs, num_items_in_batch)
         loss = for_gradient_averaging(self, loss, num_items_in_batch)

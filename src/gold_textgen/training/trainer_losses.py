@@ -38,9 +38,8 @@ from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
 from .dropout_state import forward_without_dropout
 from .helper_models import HelperModels, frozen_model
-from .objective_loss import objective_terms, update_token_mean
+from .objective_loss import loss_step
 from .objective_settings import ObjectiveSettings
-from .packed_examples import one_example_per_row
 
 
 class ObjectiveLoss:
@@ -106,7 +105,8 @@ class ObjectiveLoss:
             mask = labels.ne(-100)
             return -reference_logprobs(logprobs, labels)[mask].sum() / mask.sum().clamp_min(1)
         batch = TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
-        if self.settings.needs:
+
+        def fill_helpers(batch: TokenBatch) -> None:
             if self.helpers is None:
                 raise RuntimeError(f"the loss '{self.settings.loss}' keeps helpers: pass loss.callback() in the Trainer's callbacks")
             if inputs is None:
@@ -115,10 +115,11 @@ class ObjectiveLoss:
             model_inputs = {key: value for key, value in inputs.items() if key not in ("labels", "num_items_in_batch", "adapter_names")}
             with self.helper_context():
                 self.helpers.fill(batch, model_inputs, labels, aligned=lambda helper_logits: self.aligned(helper_logits)[0])
-        # a packed or padding-free batch read one example per row, so no return or sequence term crosses examples
-        batch, labels = one_example_per_row(batch, labels, inputs, self.causal)
-        terms = objective_terms(batch, labels, self.settings, self.helpers)
-        return update_token_mean(terms.loss_sum, num_items_in_batch, terms.parts.num_tokens)
+
+        step = loss_step(
+            batch, labels, self.settings, self.helpers, num_items_in_batch, fill_helpers=fill_helpers, inputs=inputs, causal=self.causal
+        )
+        return step.loss
 
     def aligned(self, logits: torch.Tensor, labels: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Logits and the labels they score: a causal LM's logits at t score the token at t + 1."""
