@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -38,6 +36,7 @@ from gold_textgen.config.schema import validate_config
 
 from . import results_page
 from .demo import MODEL_RULES
+from .this_machine import commit, machine
 
 REPO = Path(__file__).resolve().parents[1]
 VARIATIONS = {"one_thread": (1, 0), "two_threads": (2, 0), "other_seeds": (1, 100)}  # threads per job, seed shift
@@ -77,10 +76,8 @@ def run_variation(name: str, workdir: Path, configfiles: list[str], overrides: d
     return workdir / "results" / experiment_name(config_layers(REPO / "config.yaml", files))
 
 
-def machine() -> str:
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if "model name" in line), "")
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    return f"{model or platform.processor()}, {len(os.sched_getaffinity(0))} cores; commit {commit or 'unknown'}"
+def machine_and_commit() -> str:
+    return f"{machine()}; commit {commit()}"
 
 
 def verdict_table(results: dict[str, Path], task: str) -> str:
@@ -123,7 +120,9 @@ def record_run(record: Path, results: dict[str, Path], task: str, heading: str, 
         shutil.copy(folder / "analysis" / task / "training_summary.csv", record / f"{name}-training_summary.csv")
     (record / "verdicts.md").write_text(heading + verdict_table(results, task))
     (record / "withdrawn.md").write_text(withdrawn_markdown())
-    (record / "run.json").write_text(json.dumps({"machine": machine(), "variations": list(results), "command": command}, indent=1) + "\n")
+    (record / "run.json").write_text(
+        json.dumps({"machine": machine_and_commit(), "variations": list(results), "command": command}, indent=1) + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -157,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         if taken:
             parser.error(f"{taken[0]} is not empty: each variation needs a clean folder (or --reuse)")
     results = {name: run_variation(name, base / name, args.configfile, overrides, args.cores) for name in chosen}
-    heading = f"Claims under {', '.join(chosen)}; {machine()}"
+    heading = f"Claims under {', '.join(chosen)}; {machine_and_commit()}"
     heading += " (folders of an earlier call brought up to date: only what changed since was rerun).\n\n" if args.reuse else ".\n\n"
     print(heading + verdict_table(results, args.task))
     if args.record:

@@ -49,6 +49,7 @@ from transformers import DataCollatorForSeq2Seq
 
 from benchmarks.job_starts import start_figures
 from benchmarks.step_time import training_arguments
+from benchmarks.this_machine import commit
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import defaults, validate_config
 from gold_textgen.config.views import analysis_settings, evaluated_runs, is_causal, task_config
@@ -84,11 +85,6 @@ def profile_file(device: str) -> Path:
     """benchmarks/devices/<the device's name, lowercased, words joined by dashes>.yaml"""
     words = re.findall(r"[a-z0-9]+", device.lower().removeprefix("cpu: "))
     return REPO / "benchmarks" / "devices" / ("-".join(["cpu", *words] if device.startswith("cpu: ") else words) + ".yaml")
-
-
-def commit() -> str:
-    result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return result.stdout.strip() or "unknown"
 
 
 def synchronise() -> None:

@@ -20,6 +20,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+from benchmarks.this_machine import commit
 from gold_textgen.cost.device_profile import DeviceProfile
 from gold_textgen.runtime.files import write_text
 from gold_textgen.runtime.warm_start import server_address
@@ -72,8 +73,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     profile = DeviceProfile.load(args.output)
     figures = start_figures()
-    from benchmarks.device_profile import commit  # (that module measures whole profiles with this one's figures)
-
     command = "python -m benchmarks.job_starts " + " ".join(argv or sys.argv[1:])
     measured = {**profile.measured, "starts": f"{date.today().isoformat()} at commit {commit()}: {command}"}
     write_text(args.output, replace(profile, measured=measured, **figures).to_yaml())

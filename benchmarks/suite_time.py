@@ -11,8 +11,6 @@ measured is what a user who clones gets; its own `.venv` is set up by `.ci/run` 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import re
 import subprocess
 import sys
@@ -20,15 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.this_machine import commit, machine
+
 REPO = Path(__file__).resolve().parents[1]
 BEGIN = "<!-- suite-time: written by python -m benchmarks.suite_time -->"
 END = "<!-- /suite-time -->"
-
-
-def machine() -> str:
-    names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
-    model = names[0] if names else platform.processor()
-    return f"{model}, {len(os.sched_getaffinity(0))} cores"
 
 
 def pytest_summary(output: str) -> tuple[str, float]:
@@ -41,7 +35,6 @@ def pytest_summary(output: str) -> tuple[str, float]:
 
 
 def measure() -> dict:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="suite-time-") as folder:
         clone = Path(folder) / "clone"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
@@ -51,7 +44,7 @@ def measure() -> dict:
     if result.returncode:
         raise SystemExit(f".ci/run failed (exit status {result.returncode}):\n" + result.stdout[-12000:])
     counts, pytest_seconds = pytest_summary(result.stdout)
-    return {"commit": commit, "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
+    return {"commit": commit(), "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
 
 
 def block(row: dict) -> str:

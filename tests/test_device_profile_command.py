@@ -10,7 +10,8 @@ import sys
 import pytest
 from conftest import REPO, run_snakemake
 
-from benchmarks.device_profile import commit, profile_file
+from benchmarks.device_profile import profile_file
+from benchmarks.this_machine import commit
 from gold_textgen.cli.cost import cost_report
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
