@@ -14,8 +14,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
-from ..models.copy_slots import copy_slots
-from .copy_vocabulary import CopyVocabulary
+from .copy_vocabulary import CopyVocabulary, copy_vocabulary_of
 from .token_features import FEATURE_COLUMNS, feature_ids
 from .tokenization import padding_right
 
@@ -33,7 +32,8 @@ def encode_records(
     out-of-vocabulary words (`oov_words`). For a decoder-only model (`causal`) the labels never start
     with BOS, though its tokenizer may add one to every text (Llama, Gemma): the completion follows the
     prompt, whose BOS the model has read, and a model taught to emit BOS there would emit it at test time."""
-    if not copy_slots(tokenizer) and not features:
+    copying = copy_vocabulary_of(tokenizer)
+    if copying is None and not features:
         sources = tokenizer([r["source"] for r in records], max_length=max_source_length, truncation=True)
         encoded = [
             {"input_ids": ids, "attention_mask": mask} for ids, mask in zip(sources["input_ids"], sources["attention_mask"], strict=True)
@@ -43,7 +43,7 @@ def encode_records(
             for example, labels in zip(encoded, targets, strict=True):
                 example["labels"] = ending_with_eos(labels, tokenizer.eos_token_id, max_target_length)
         return encoded
-    vocabulary = CopyVocabulary(tokenizer)
+    vocabulary = copying or CopyVocabulary(tokenizer)  # word by word: NQG++'s features align with words
     encoded = []
     for record in tqdm(records, desc="encoding words", unit="record", mininterval=5.0):
         target = record["target"] if max_target_length is not None else None
@@ -72,7 +72,7 @@ def target_ids(tokenizer: PreTrainedTokenizerBase, targets: list[str], causal: b
 def references_cut(records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_target_length: int, causal: bool = False) -> int:
     """How many references are longer than `max_target_length` tokens (EOS included), so that training and
     the reward cache see them cut: a model that never sees a reference end learns to stop too early."""
-    if copy_slots(tokenizer):  # one token per word, then EOS (copy_vocabulary.py)
+    if copy_vocabulary_of(tokenizer) is not None:  # one token per word, then EOS (copy_vocabulary.py)
         return sum(len(record["target"].split()) + 1 > max_target_length for record in records)
     lengths = target_ids(tokenizer, [record["target"] for record in records], causal, None)
     return sum(len(ids) + (ids[-1:] != [tokenizer.eos_token_id]) > max_target_length for ids in lengths)
@@ -100,7 +100,7 @@ def tokenize_records(
     scores samples with the words they copied); `causal` as in encode_records."""
     encoded = encode_records(records, tokenizer, max_source_length, max_target_length, features, causal)
     columns = ["input_ids", "attention_mask", "labels", *(FEATURE_COLUMNS[name] for name in features)]
-    if keep_oov_words and copy_slots(tokenizer):
+    if keep_oov_words and copy_vocabulary_of(tokenizer) is not None:
         columns.append(OOV_WORDS)
     return datasets.Dataset.from_dict({column: [example[column] for example in encoded] for column in columns})
 
