@@ -1,5 +1,5 @@
 """Fine-tuning with the transformers Seq2SeqTrainer: the trainer only wires models to the pure objective
-functions in objectives/ (GOLD, and every other loss of the catalog, catalog/, plain
+functions in objectives/ (GOLD, and every other loss of the catalog in catalog/, plain
 NLL as the control among them). It runs the forward passes a loss needs and hands them to the step's loss
 (`objective_loss.loss_step`), which reads the loss's weights and extra term from `objectives.table.LOSSES`.
 
