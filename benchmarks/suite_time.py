@@ -1,11 +1,13 @@
 """Time `.ci/run` on a fresh clone of this commit and write the result into docs/benchmarks.md, the one
 place the test suite's wall time and size are quoted from:
 
-    python -m benchmarks.suite_time [--record docs/benchmarks.md]
+    python -m benchmarks.suite_time [--against COMMIT] [--record docs/benchmarks.md]
 
 The clone is made from the committed tree (`git clone` of this repository into a new folder), so what is
 measured is what a user who clones gets; its own `.venv` is set up by `.ci/run` (`make setup`). Without
-`--record` the row is printed only.
+`--record` the rows are printed only. `--against` measures an earlier commit the same way right after, on
+the same machine, and adds its row and the ratio: a virtual machine's speed can change by half or more from one
+day to another, so a time is compared with another only when both were measured in one run.
 """
 
 from __future__ import annotations
@@ -34,24 +36,38 @@ def pytest_summary(output: str) -> tuple[str, float]:
     return re.sub(r", \d+ warnings?", "", counts), float(seconds)
 
 
-def measure() -> dict:
+def measure(revision: str = "HEAD") -> dict:
+    """`.ci/run` on a fresh clone of `revision`: its short commit id, the machine, wall and pytest seconds,
+    and pytest's counts."""
     with tempfile.TemporaryDirectory(prefix="suite-time-") as folder:
         clone = Path(folder) / "clone"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+        subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", commit(revision)], check=True)
         start = time.monotonic()
         result = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall = time.monotonic() - start
     if result.returncode:
         raise SystemExit(f".ci/run failed (exit status {result.returncode}):\n" + result.stdout[-12000:])
     counts, pytest_seconds = pytest_summary(result.stdout)
-    return {"commit": commit(), "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
+    return {"commit": commit(revision), "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
 
 
-def block(row: dict) -> str:
-    return (
-        f"{BEGIN}\n| commit | machine | `.ci/run` wall time | of which pytest | tests |\n|---|---|---|---|---|\n"
-        f"| {row['commit']} | {row['machine']} | {row['wall'] / 60:.1f} min | {row['pytest'] / 60:.1f} min | {row['counts']} |\n{END}"
-    )
+def table_row(row: dict) -> str:
+    return f"| {row['commit']} | {row['machine']} | {row['wall'] / 60:.1f} min | {row['pytest'] / 60:.1f} min | {row['counts']} |"
+
+
+def block(rows: list[dict]) -> str:
+    """The rows as a table; with an earlier commit's row, each time's ratio to it."""
+    lines = [BEGIN, "| commit | machine | `.ci/run` wall time | of which pytest | tests |", "|---|---|---|---|---|"]
+    lines += [table_row(row) for row in rows]
+    if len(rows) == 2:
+        this, earlier = rows
+        lines += [
+            "",
+            f"Measured one after the other: {this['commit']} takes {this['wall'] / earlier['wall']:.2f} times "
+            f"{earlier['commit']}'s wall time, {this['pytest'] / earlier['pytest']:.2f} times its pytest time.",
+        ]
+    return "\n".join([*lines, END])
 
 
 def record(page: Path, text: str) -> None:
@@ -65,8 +81,12 @@ def record(page: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--record", type=Path, help="the page whose suite-time block to rewrite (docs/benchmarks.md)")
+    parser.add_argument("--against", metavar="COMMIT", help="an earlier commit to measure right after, for the ratio")
     arguments = parser.parse_args(argv)
-    text = block(measure())
+    rows = [measure()]
+    if arguments.against:
+        rows.append(measure(arguments.against))
+    text = block(rows)
     print(text)
     if arguments.record:
         record(arguments.record, text)

@@ -11,9 +11,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def commit() -> str:
-    """The checkout's short commit id ("unknown" outside a git checkout)."""
-    result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+def commit(revision: str = "HEAD") -> str:
+    """The short commit id of `revision` in this checkout ("unknown" outside a git checkout)."""
+    result = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", revision], capture_output=True, text=True)
     return result.stdout.strip() or "unknown"
 
 

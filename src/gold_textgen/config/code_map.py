@@ -36,6 +36,11 @@ def line_count(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
 
+def hundreds(lines: int) -> str:
+    """A line count to the nearest hundred: the map changes when a room grows, not with every edit."""
+    return f"{round(lines, -2):,}"
+
+
 def holds(sub_package: Path) -> str:
     """The first paragraph of a sub-package's docstring, on one line."""
     docstring = ast.get_docstring(ast.parse((sub_package / "__init__.py").read_text(encoding="utf-8"))) or ""
@@ -49,14 +54,15 @@ def table(package: Path = PACKAGE) -> str:
     rows = []
     for name in sorted(FLOORS, key=lambda name: (-FLOORS[name], name)):
         lines = sum(sizes[name])
-        rows.append(f"| {FLOORS[name]} | `{name}/` | {len(sizes[name])} | {lines} | {lines / total:.0%} | {holds(package / name)} |")
+        size = f"{len(sizes[name])} | {hundreds(lines)} | {lines / total:.0%}"
+        rows.append(f"| {FLOORS[name]} | `{name}/` | {size} | {holds(package / name)} |")
     return "\n".join(
         [
             BEGIN,
-            "| floor | sub-package | files | lines (`wc -l`) | share | holds |",
+            "| floor | sub-package | files | lines (`wc -l`, to the hundred) | share | holds |",
             "|---|---|---|---|---|---|",
             *rows,
-            f"| | every sub-package | {sum(len(files) for files in sizes.values())} | {total} | | |",
+            f"| | every sub-package | {sum(len(files) for files in sizes.values())} | {hundreds(total)} | | |",
             END,
         ]
     )
