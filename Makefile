@@ -97,7 +97,7 @@ $(CFF_VENV)/bin/cffconvert:
 	$(PYTHON) -m venv $(CFF_VENV)
 	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
 
-docs: setup  ## regenerate the generated pages (configuration, objectives and claims references), then build the site into .site/
+docs: setup  ## regenerate the generated pages (configuration, objectives and claims references, the code map), then build the site into .site/
 	$(BIN)/python -m gold_textgen.config.generated_pages
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
