@@ -1,6 +1,11 @@
 # Training: maximum likelihood from scratch or from a pretrained checkpoint, then fine-tuning from the MLE
-# model of each seed with every other objective (GOLD and its peers, rule fine_tune).
+# model of each seed with every other objective (GOLD and its peers, rule fine_tune). A model trained
+# elsewhere takes a trained model's place through rule import_model (tasks.<task>.imported_models).
 # Trainer checkpoints go to results/<experiment>/checkpoints/ (outside the declared output) so a restarted job resumes.
+
+
+localrules:
+    import_model,  # writes one small record: no cluster job
 
 
 # snakemake --cores 2 results/demo/models/demo/mle/seed1
@@ -15,6 +20,8 @@ rule train_mle:
         log_path("train_mle/{task}/seed{seed}.log"),
     benchmark:
         benchmark_path("train_mle/{task}/seed{seed}.tsv")
+    wildcard_constraints:
+        task=mle_trained_tasks(),  # a task that imports its `mle` has rule import_model make it
     # the longest jobs, and every later one waits on them: start them all before any job that needs one
     priority: 10
     conda:
@@ -75,7 +82,7 @@ rule fine_tune:
     benchmark:
         benchmark_path("fine_tune/{task}/{objective}/seed{seed}.tsv")
     wildcard_constraints:
-        objective=r"(?!mle\b)[a-z][a-z0-9_]*",  # every objective but mle
+        objective=trained_objective_pattern(),  # every objective but mle and the imported models
     # GOLD's runs (a helper model's forward in every update) before the controls: no long run left alone at the end
     priority: fine_tune_priority
     conda:
@@ -92,3 +99,19 @@ rule fine_tune:
         run_dir=TRAINING_LOG,
     script:
         "../workflow_scripts/fine_tune.py"
+
+
+# snakemake --cores 1 results/outside_models/models/demo/gold_s/seed1 --configfile configs/outside_models.yaml
+# The folder records where the checkpoint is (models/import_record.py); the weights are not copied.
+rule import_model:
+    output:
+        directory(MODEL),
+    log:
+        log_path("import_model/{task}/{objective}/seed{seed}.log"),
+    wildcard_constraints:
+        objective=imported_objective_pattern(),
+    params:
+        code=code_version("import_model", rows=NO_ROWS),
+        checkpoint=imported_checkpoint,
+    script:
+        "../workflow_scripts/import_model.py"

@@ -187,7 +187,8 @@ def test_every_shipped_experiment_is_costed_on_a_cpu_and_a_gpu_profile(plans, tm
         for profile in profiles:
             text, wall = cost_report(config, str(profile), output, 2, 0.0, tmp_path)
             assert wall > 0 and re.search(r"wall time on 2 (cores|GPUs) \(upper bound\)", text), (configs, profile)
-            assert "expected from" in text, configs  # each training run's updates and where they come from
+            if {"train_mle", "fine_tune"} & set(job_counts(output)):  # configs/outside_models.yaml trains nothing
+                assert "expected from" in text, configs  # each training run's updates and where they come from
 
 
 @pytest.mark.workflow

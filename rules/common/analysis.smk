@@ -65,7 +65,7 @@ def analysis_generations(wildcards):
     first_run = gold_views.sample_ids(config["decoders"][ANALYSIS["decoder"]])[:1]
     return {
         objective: analysed_generations(wildcards.task, objective, ANALYSIS["seed"], first_run)[0]
-        for objective in task_objectives(wildcards.task)
+        for objective in evaluated_objectives(wildcards.task)
     }
 
 
@@ -79,7 +79,7 @@ def analysis_token_nll(wildcards):
             seed=ANALYSIS["seed"],
             split=ANALYSIS["split"],
         )
-        for objective in task_objectives(wildcards.task)
+        for objective in evaluated_objectives(wildcards.task)
     }
 
 
@@ -193,7 +193,7 @@ def paper_comparison_runs(wildcards):
                     ),
                     "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
                 }
-                for objective in task_objectives(task)
+                for objective in evaluated_objectives(task)
                 for seed in EXPERIMENT["seeds"]
                 for sample in gold_views.sample_ids(config["decoders"][decoder])
             ]

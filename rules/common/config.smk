@@ -23,6 +23,7 @@ try:
     from gold_textgen.data.records import SPLITS
     from gold_textgen.data.sources import download as gold_download
     from gold_textgen.models import description as gold_model_description
+    from gold_textgen.models import import_record as gold_imported
     from gold_textgen.runtime import cluster as gold_cluster
     from gold_textgen.runtime import file_times as gold_file_times
     from gold_textgen.runtime.errors import ConfigError

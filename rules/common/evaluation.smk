@@ -61,7 +61,7 @@ def model_runs(split, decoders, tasks=None, objectives=None, seeds=None, samples
     decoder first)."""
     records = []
     for task in tasks or EXPERIMENT["tasks"]:
-        for objective in objectives or task_objectives(task):
+        for objective in objectives or evaluated_objectives(task):
             for seed in seeds or EXPERIMENT["seeds"]:
                 for decoder in decoders:
                     for sample in samples or gold_views.sample_ids(config["decoders"][decoder]):

@@ -25,7 +25,7 @@ def fine_tune_priority(wildcards):
 
 
 def trained_models(wildcards):
-    """Every model of the task, keyed "objective/seed" (the training-curves figure reads their logs)."""
+    """Every model the task trains, keyed "objective/seed" (the training-curves figure reads their logs)."""
     return {
         f"{objective}/{seed}": path(MODEL, task=wildcards.task, objective=objective, seed=seed)
         for objective in task_objectives(wildcards.task)
@@ -34,8 +34,61 @@ def trained_models(wildcards):
 
 
 def task_objectives(task):
-    """The objectives trained for `task`: experiment.objectives, then its experiment.task_objectives."""
+    """The objectives trained for `task`: experiment.objectives, then its experiment.task_objectives, but
+    the models it imports."""
     return gold_views.task_objectives(config, task)
+
+
+def evaluated_objectives(task):
+    """Every model of `task` that is evaluated and tabled: the trained objectives and the imported models."""
+    return gold_views.evaluated_objectives(config, task)
+
+
+def imported_models(task):
+    """The task's imported models by name (config tasks.<task>.imported_models)."""
+    return config["tasks"][task]["imported_models"]
+
+
+def names_pattern(names):
+    """A wildcard constraint matching exactly `names` (none: a regex that matches nothing)."""
+    names = sorted(set(names))
+    return "|".join(re.escape(name) for name in names) if names else "(?!)"
+
+
+def mle_trained_tasks():
+    """A constraint on train_mle's task: every task that does not import its `mle`."""
+    imports = [task for task in config["tasks"] if "mle" in imported_models(task)]
+    return rf"(?!(?:{names_pattern(imports)})(?![A-Za-z0-9_-]))[A-Za-z0-9_-]+"
+
+
+def trained_objective_pattern():
+    """A constraint on fine_tune's objective: any name but `mle` and the imported models' names."""
+    imported = [name for task in config["tasks"] for name in imported_models(task)]
+    return rf"(?!(?:{names_pattern(['mle', *imported])})\b)[a-z][a-z0-9_]*"
+
+
+def imported_objective_pattern():
+    """A constraint on import_model's objective: the names of the imported models."""
+    return names_pattern(name for task in config["tasks"] for name in imported_models(task))
+
+
+def imported_checkpoint(wildcards):
+    """The import_model job's checkpoint: its folder for the seed, the LoRA base, the config key that named
+    it and the folder's identity (a param: rewriting the checkpoint reruns the import and what reads it).
+    """
+    entry = imported_models(wildcards.task).get(wildcards.objective)
+    if entry is None:
+        raise WorkflowError(
+            f"task '{wildcards.task}' imports no model named '{wildcards.objective}' "
+            f"(tasks.{wildcards.task}.imported_models: {', '.join(imported_models(wildcards.task)) or 'none'})"
+        )
+    folder = gold_imported.checkpoint_of(entry["path"], int(wildcards.seed))
+    return {
+        "path": str(folder),
+        "base": entry["base"],
+        "key": f"tasks.{wildcards.task}.imported_models.{wildcards.objective}.path",
+        "identity": gold_imported.folder_identity(folder),
+    }
 
 
 def per_task(pattern):

@@ -36,15 +36,31 @@ def run_curves(model_dir: str | Path) -> tuple[pd.DataFrame, dict]:
     return pd.DataFrame(rows, columns=["step", "curve", "value"]), summary
 
 
+CURVE_COLUMNS = ["objective", "seed", "step", "curve", "value"]
+# A task whose models are all imported trains nothing: its summary has these columns and no row.
+SUMMARY_COLUMNS = [
+    "objective",
+    "seed",
+    "metric",
+    "max_steps",
+    "global_step",
+    "selected_step",
+    "last_eval_step",
+    "still_improving",
+    "converged",
+]
+
+
 def training_curves(models: Mapping[tuple[str, int], str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Curves and summaries of every (objective, seed) run, in the order given."""
+    if not models:
+        return pd.DataFrame(columns=CURVE_COLUMNS), pd.DataFrame(columns=SUMMARY_COLUMNS)
     curves, summaries = [], []
     for (objective, seed), model_dir in models.items():
         run, summary = run_curves(model_dir)
         curves.append(run.assign(objective=objective, seed=seed))
         summaries.append({"objective": objective, "seed": seed, **summary})
-    columns = ["objective", "seed", "step", "curve", "value"]
-    return pd.concat(curves, ignore_index=True)[columns], pd.DataFrame(summaries)
+    return pd.concat(curves, ignore_index=True)[CURVE_COLUMNS], pd.DataFrame(summaries)
 
 
 def still_improving_warnings(task: str, summary: pd.DataFrame) -> list[str]:
@@ -64,7 +80,13 @@ def still_improving_warnings(task: str, summary: pd.DataFrame) -> list[str]:
 
 
 def plot_training_curves(curves: pd.DataFrame, summary: pd.DataFrame, path: str | Path, title: str = "") -> None:
-    """Columns: MLE, then GOLD fine-tuning; rows: dev metric, training loss, GOLD's weight and return."""
+    """Columns: MLE, then GOLD fine-tuning; rows: dev metric, training loss, GOLD's weight and return. No
+    run (every model imported): a figure that says so."""
+    if summary.empty:
+        figure = Figure(figsize=(7.5, 2.0))
+        figure.text(0.5, 0.5, f"{title}\nno model is trained in this experiment (its models are imported)", ha="center", va="center")
+        save(figure, path)
+        return
     objectives = list(dict.fromkeys(summary["objective"]))
     columns = [("MLE", [o for o in objectives if o == "mle"]), ("fine-tuning from MLE", [o for o in objectives if o != "mle"])]
     columns = [(name, chosen) for name, chosen in columns if chosen]

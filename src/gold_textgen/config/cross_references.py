@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..catalog import DEFAULT_LOSS, LOSSES, foreign_settings, readers
+from ..catalog.builtin_objectives import CONTROL
 from ..runtime.errors import ConfigError
 from .setting_relations import check_setting_relations
 from .training_loggers import logger_problem
-from .views import RECURRENT_ARCHITECTURES, is_recurrent, sample_ids, task_objectives
+from .views import RECURRENT_ARCHITECTURES, evaluated_objectives, is_recurrent, sample_ids, task_objectives
 
 
 def check_objective_keys(config: dict) -> None:
@@ -79,11 +80,14 @@ def check_references(config: dict) -> None:
             (f"task_objectives.{name}", experiment["task_objectives"].get(name, [])),
         ):
             for index, objective in enumerate(objectives):
-                if objective != "mle" and objective not in config["tasks"][name]["objectives"]:
+                task = config["tasks"][name]
+                if objective != "mle" and objective not in task["objectives"] and objective not in task["imported_models"]:
                     raise ConfigError(
                         f"config key experiment.{key}[{index}]: objective '{objective}' is not defined under "
-                        f"tasks.{name}.objectives (defined: {', '.join(sorted(config['tasks'][name]['objectives'])) or 'none'})"
+                        f"tasks.{name}.objectives (defined: {', '.join(sorted(task['objectives'])) or 'none'}) "
+                        f"nor imported by tasks.{name}.imported_models"
                     )
+        _check_imported_models(config, name)
     for name, task in config["tasks"].items():
         for decoder in task["decoder_overrides"]:
             _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
@@ -202,16 +206,23 @@ def _undefined_decoder(config: dict, decoder: str) -> str:
 
 
 def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
-    """A requested output may only name what the config defines: a task, an objective of that task, a
-    seed of `experiment.seeds`, a decoder and one of its sampling runs. Anything else (a typo such as
+    """A requested output may only name what the config defines: a task, an objective of that task (or a
+    model it imports), a seed of `experiment.seeds`, a decoder and one of its sampling runs. Anything else (a typo such as
     `gold_zz`, `seed99`, `sample9` of a decoder with three runs) is an error saying what exists."""
     task = wildcards.get("task")
     if task is not None and task not in config["tasks"]:
         raise ConfigError(f"task '{task}' is not defined under tasks (defined: {', '.join(sorted(config['tasks']))})")
     objective = wildcards.get("objective")
-    if objective is not None and objective != "mle" and objective not in config["tasks"][task]["objectives"]:
+    if (
+        objective is not None
+        and objective != "mle"
+        and objective not in {**config["tasks"][task]["objectives"], **config["tasks"][task]["imported_models"]}
+    ):
         defined = ", ".join(["mle", *sorted(config["tasks"][task]["objectives"])])
-        raise ConfigError(f"objective '{objective}' is not defined for task {task} (defined: {defined})")
+        imported = ", ".join(config["tasks"][task]["imported_models"])
+        raise ConfigError(
+            f"objective '{objective}' is not defined for task {task} (defined: {defined}{'; imported: ' + imported if imported else ''})"
+        )
     seed = wildcards.get("seed")
     if seed is not None and int(seed) not in config["experiment"]["seeds"]:
         raise ConfigError(f"seed {seed} is not one of experiment.seeds {config['experiment']['seeds']} (add it there to train it)")
@@ -224,6 +235,41 @@ def check_target(config: dict, wildcards: Mapping[str, str]) -> None:
         if sample is not None and int(sample) not in runs:
             what = f"runs sample{runs[0]}..sample{runs[-1]}" if len(runs) > 1 else f"runs once, as sample{runs[0]}"
             raise ConfigError(f"decoder '{decoder}' {what}; sample{sample} is not one of them")
+
+
+def _check_imported_models(config: dict, task: str) -> None:
+    """A task evaluates something; an imported model is never trained nor trained from (its architecture,
+    tokenizer and training are its own), and a name imported in one task is not trained in another (one rule
+    makes each model folder)."""
+    imported = config["tasks"][task]["imported_models"]
+    if not evaluated_objectives(config, task):
+        raise ConfigError(
+            f"config key experiment.objectives: empty, and tasks.{task}.imported_models imports nothing: no model to evaluate"
+        )
+    trained = task_objectives(config, task)
+    for objective in trained:
+        start = config["tasks"][task]["objectives"].get(objective, {}).get("start_from")
+        if start in imported:
+            raise ConfigError(
+                f"config key tasks.{task}.objectives.{objective}.start_from: '{start}' is imported "
+                f"(tasks.{task}.imported_models.{start}); imported models are evaluated, not fine-tuned from"
+            )
+    single = [name for name, entry in imported.items() if "{seed}" not in entry["path"]]
+    baselines = [name for name in single if name in ("mle", CONTROL)]
+    if len(config["experiment"]["seeds"]) > 1 and baselines and len(single) > 1:
+        other = next(name for name in single if name != baselines[0])
+        raise ConfigError(
+            f"config key tasks.{task}.imported_models.{other}.path: one checkpoint for every seed, compared with "
+            f"{baselines[0]}, one checkpoint too: the seeds would repeat the same comparison as if independent. "
+            "Put `{seed}` in the paths (one checkpoint per seed) or set experiment.seeds to one seed"
+        )
+    for other in config["experiment"]["tasks"]:
+        both = sorted((set(imported) - {"mle"}) & set(task_objectives(config, other)))
+        if both:
+            raise ConfigError(
+                f"config key tasks.{task}.imported_models.{both[0]}: trained in task '{other}' under the same name; "
+                "give the imported model a name of its own"
+            )
 
 
 def _check_starting_points(config: dict, task: str) -> None:

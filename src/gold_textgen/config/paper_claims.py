@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from .views import task_objectives
+from .views import evaluated_objectives
 
 # The thresholds of the NLL-histogram claims, in nats per token (the paper's Figure 1: near-zero losses
 # and a long tail of large ones); analysis/nll_analysis.py summarises the same shares.
@@ -296,9 +296,9 @@ def covered_claims(
 
 def experiment_claims(config: Mapping) -> list[ClaimTest]:
     """The registered claims a validated config's grid covers (covered_claims): its tasks, their
-    objectives, the table decoders and the sweep."""
+    models (trained or imported), the table decoders and the sweep."""
     experiment = config["experiment"]
-    objectives = {task: task_objectives(config, task) for task in experiment["tasks"]}
+    objectives = {task: evaluated_objectives(config, task) for task in experiment["tasks"]}
     grid = (experiment["eval_split"], experiment["decoders"], experiment["sweep_split"], experiment["sweep_decoders"])
     return covered_claims(experiment["tasks"], objectives, *grid)
 

@@ -16,12 +16,25 @@ def sample_ids(decoder: dict) -> list[int]:
     return list(range(1, decoder["samples"] + 1)) if decoder["do_sample"] else [0]
 
 
-def task_objectives(config: dict, task: str) -> list[str]:
-    """The objectives trained for `task`: experiment.objectives, then the task's own under
+def listed_objectives(config: dict, task: str) -> list[str]:
+    """The objectives the experiment names for `task`: experiment.objectives, then the task's own under
     experiment.task_objectives (the paper's Table 4 objectives on its standard models only)."""
     experiment = config["experiment"]
     extra = [name for name in experiment["task_objectives"].get(task, []) if name not in experiment["objectives"]]
     return [*experiment["objectives"], *extra]
+
+
+def task_objectives(config: dict, task: str) -> list[str]:
+    """The objectives trained for `task`: those listed (listed_objectives) but the task's imported models."""
+    imported = config["tasks"][task]["imported_models"]
+    return [name for name in listed_objectives(config, task) if name not in imported]
+
+
+def evaluated_objectives(config: dict, task: str) -> list[str]:
+    """Every model name of `task` that is decoded, scored and tabled: the listed objectives (trained or
+    imported in their place), then the task's other imported models."""
+    listed = listed_objectives(config, task)
+    return [*listed, *(name for name in config["tasks"][task]["imported_models"] if name not in listed)]
 
 
 def evaluated_runs(config: dict, analysis: dict, split: str) -> list[tuple[str, int]]:
@@ -48,9 +61,17 @@ def analysis_settings(config: dict) -> dict:
         analysis["seed"] = experiment["seeds"][0]
     if analysis["gold_objective"] is None:
         tuned = [o for o in experiment["objectives"] if o != "mle"]
-        gold = [o for o in tuned if all(loss_of(config["tasks"][t]["objectives"][o]).name == DEFAULT_LOSS for t in experiment["tasks"])]
+        gold = [o for o in tuned if all(_trained_with(config, t, o) == DEFAULT_LOSS for t in experiment["tasks"])]
         analysis["gold_objective"] = (gold or tuned)[-1] if tuned else None
     return analysis
+
+
+def _trained_with(config: dict, task: str, objective: str) -> str | None:
+    """The loss `objective` trains with in `task`, or None where it is not trained there (imported)."""
+    settings = config["tasks"][task]
+    if objective in settings["imported_models"] or objective not in settings["objectives"]:
+        return None
+    return loss_of(settings["objectives"][objective]).name
 
 
 # The `analysis` settings each analysis rule reads (besides the split, decoder and seed its input files

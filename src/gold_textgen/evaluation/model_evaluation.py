@@ -14,9 +14,10 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data.token_features import input_features
 from ..data.tokenization import load_tokenizer
-from ..models.transformer import load_pretrained_model
+from ..models.import_record import tokenizer_folder
+from ..models.imported import load_saved_model
+from ..models.input_contract import token_features
 from ..runtime.files import read_jsonl, write_json, write_jsonl
 from ..runtime.model_process import pick_device
 from .decoding import generate_texts, generation_config
@@ -44,8 +45,8 @@ def evaluate_model(
 ) -> None:
     """Token NLL of the split's references, then every run's outputs and scores (perplexity from the
     same token table). `labels` (task, objective, seed, split) go into every score file."""
-    tokenizer = load_tokenizer(model_dir)
-    model = load_pretrained_model(model_dir).to(pick_device())
+    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
+    model = load_saved_model(model_dir, tokenizer).to(pick_device())
     records = read_jsonl(data_path)
     table = write_token_table(model, tokenizer, records, nll_path, task)
     warning = unk_warning(nll_summary(table, tokenizer.unk_token_id)["unk_rate"], f"{data_path}") if len(table) else None
@@ -65,7 +66,7 @@ def evaluate_model(
             generation["batch_size"],
             task["max_source_length"],
             run.sample,
-            features=input_features(task["model"]),
+            features=token_features(model),
             stop_sequences=generation.get("stop_sequences", ()),
         )
         rows = [

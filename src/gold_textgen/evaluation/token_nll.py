@@ -33,11 +33,11 @@ import torch
 from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..config.views import is_causal
 from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
-from ..data.token_features import input_features
 from ..data.tokenization import leading_target_specials, load_tokenizer
-from ..models.transformer import load_pretrained_model
+from ..models.import_record import tokenizer_folder
+from ..models.imported import load_saved_model
+from ..models.input_contract import reads_prompt_completion, token_features
 from ..runtime.checked_parquet import write_checked_parquet
 from ..runtime.files import read_jsonl
 from ..runtime.model_process import pick_device
@@ -96,20 +96,20 @@ def token_nll_table(
 def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
     if positions not in POSITION_KINDS:
         raise ValueError(f"positions must be one of {', '.join(POSITION_KINDS)}, got '{positions}'")
-    tokenizer = load_tokenizer(model_dir)
-    model = load_pretrained_model(model_dir).to(pick_device())
+    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
+    model = load_saved_model(model_dir, tokenizer).to(pick_device())
     return write_token_table(model, tokenizer, read_jsonl(data_path), output_path, task, positions)
 
 
 def write_token_table(model, tokenizer, records: Sequence[dict], output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
     """The token table of `records` under a loaded model, written to `output_path` (parquet)."""
-    causal = is_causal(task["model"])
+    causal = reads_prompt_completion(model)
     skip = leading_target_specials(tokenizer) if positions == "scored" and not causal else 0
     if skip:
         log.info("scoring from label position %d: the positions before it are the tokenizer's start tokens", skip)
     batch_size = task["generation"]["batch_size"]
     lengths = (task["max_source_length"], task["max_target_length"])
-    table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, input_features(task["model"]), causal)
+    table = token_nll_table(model, tokenizer, records, *lengths, batch_size, skip, token_features(model), causal)
     write_checked_parquet(table, output_path)  # its digest, checked by every reader (token_table.py)
     log.info("%s: %d tokens, mean NLL %.4f", output_path, len(table), float(table["nll"].mean()))
     return table

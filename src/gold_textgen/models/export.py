@@ -25,6 +25,7 @@ from pathlib import Path
 
 from transformers import AutoTokenizer, PreTrainedModel
 
+from .import_record import import_record
 from .lora import peft_model_in
 from .prompt_completion import PromptCompletionLM
 from .recurrent import RecurrentSeq2SeqModel
@@ -51,6 +52,9 @@ def export_model(model_dir: Path, out: Path) -> dict[str, Path]:
 
 
 def write_export(model_dir: Path, out: Path) -> dict[str, Path]:
+    record = import_record(model_dir)
+    if record is not None:
+        raise ValueError(f"{model_dir} is a model imported from {record['checkpoint']}: that folder is the model, in the form tools load")
     model = load_pretrained_model(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if isinstance(model, RecurrentSeq2SeqModel):
