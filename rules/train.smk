@@ -110,6 +110,8 @@ rule import_model:
         log_path("import_model/{task}/{objective}/seed{seed}.log"),
     wildcard_constraints:
         objective=imported_objective_pattern(),
+    conda:
+        "../envs/gold.yaml"
     params:
         code=code_version("import_model", rows=NO_ROWS),
         checkpoint=imported_checkpoint,
