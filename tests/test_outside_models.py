@@ -45,7 +45,8 @@ def test_models_trained_elsewhere_are_tabled_with_no_training_job(tiny_run, tmp_
     }
     (tmp_path / "outside.yaml").write_text(yaml.safe_dump(overlay))
     configs = ["--configfile", str(SMOKE), str(tmp_path / "outside.yaml")]
-    result = run_snakemake(tmp_path, "--cores", "2", *configs)
+    tables = ["results/outside/tables/main.csv", "results/outside/tables/significance.csv"]
+    result = run_snakemake(tmp_path, "--cores", "2", *tables, *configs)
     assert "rule train_mle" not in result.stderr and "rule fine_tune" not in result.stderr
 
     outputs = tmp_path / "results/outside"
@@ -66,7 +67,7 @@ def test_models_trained_elsewhere_are_tabled_with_no_training_job(tiny_run, tmp_
 
     weights = models / "gold_s/seed1/model.safetensors"
     os.utime(weights, ns=(weights.stat().st_atime_ns, weights.stat().st_mtime_ns + 10**9))
-    plan = run_snakemake(tmp_path, "-n", *configs).stdout
+    plan = run_snakemake(tmp_path, "-n", *tables, *configs).stdout
     counts = job_counts(plan)
     assert counts["import_model"] == 1 and counts["evaluate_test"] == 1 and "train_mle" not in counts
     assert "results/outside/models/demo/their_gold/seed1" in plan

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -17,6 +19,7 @@ from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 from gold_textgen.cli.main import main
 
 pytestmark = pytest.mark.trl
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "sft-command.md"
 # The assistant's turns between generation markers: what TRL's assistant_only_loss trains on.
 CHAT_TEMPLATE = (
     "{% for message in messages %}{% if message['role'] == 'assistant' %}{% generation %}"
@@ -45,27 +48,26 @@ def tiny_chat_model(folder, texts: list[str]) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def test_gold_s_with_lora_on_a_conversational_jsonl_trains_and_saves_the_adapter(tmp_path):
+def test_the_guides_gold_s_with_lora_on_a_conversational_jsonl_trains_and_saves_the_adapter(tmp_path):
+    """docs/guide/sft-command.md's YAML as written, with a tiny local model, 20 conversations and 3 updates."""
     data = conversations(20)
     (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in data))
     tiny_chat_model(tmp_path / "model", [turn["content"] for row in data for turn in row["messages"]])
-    config = {
-        "model_name_or_path": str(tmp_path / "model"),
-        "datasets": [{"path": "json", "data_files": str(tmp_path / "train.jsonl")}],
-        "output_dir": str(tmp_path / "out"),
-        "max_steps": 3,
-        "per_device_train_batch_size": 4,
-        "learning_rate": 1e-3,
-        "logging_steps": 1,
-        "report_to": "none",
-        "use_cpu": True,
-        "bf16": False,
-        "assistant_only_loss": True,
-        "use_peft": True,
-        "lora_r": 4,
-        "lora_target_modules": "all-linear",
-        "loss": {"loss": "gold", "reward": "s", "floor": 0.05, "min_weight": 0.1, "sync_every": 2},
-    }
+    config = yaml.safe_load(re.search(r"```yaml\n(.*?)```", PAGE.read_text(), re.S).group(1))  # the page's own block
+    config.update(  # this machine's model, data and budget: seconds on a CPU
+        model_name_or_path=str(tmp_path / "model"),
+        datasets=[{**config["datasets"][0], "data_files": str(tmp_path / "train.jsonl")}],
+        output_dir=str(tmp_path / "out"),
+        max_steps=3,
+        per_device_train_batch_size=4,
+        learning_rate=1e-3,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        lora_r=4,
+    )
+    config["loss"]["sync_every"] = 2
     (tmp_path / "sft.yaml").write_text(yaml.safe_dump(config))
     result = CliRunner().invoke(main, ["sft", "--config", str(tmp_path / "sft.yaml")])
     assert result.exit_code == 0, result.output + repr(result.exception)
