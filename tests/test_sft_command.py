@@ -12,40 +12,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from chat_models import conversations, tiny_chat_model
 from click.testing import CliRunner
-from tokenizers import ByteLevelBPETokenizer
-from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from gold_textgen.cli.main import main
 
 pytestmark = pytest.mark.trl
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "sft-command.md"
-# The assistant's turns between generation markers: what TRL's assistant_only_loss trains on.
-CHAT_TEMPLATE = (
-    "{% for message in messages %}{% if message['role'] == 'assistant' %}{% generation %}"
-    "{{ message['content'] + eos_token }}{% endgeneration %}{% else %}"
-    "{{ 'User: ' + message['content'] + '\\nAssistant: ' }}{% endif %}{% endfor %}"
-)
-
-
-def conversations(count: int) -> list[dict]:
-    return [
-        {"messages": [{"role": "user", "content": f"What is {i} plus {i + 1}?"}, {"role": "assistant", "content": f"It is {2 * i + 1}."}]}
-        for i in range(count)
-    ]
-
-
-def tiny_chat_model(folder, texts: list[str]) -> None:
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts * 5, vocab_size=300, special_tokens=["<|endoftext|>"])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    tokenizer.chat_template = CHAT_TEMPLATE
-    config = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2
-    )
-    config.eos_token_id = config.pad_token_id = tokenizer.eos_token_id
-    Qwen2ForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
 
 
 def test_the_guides_gold_s_with_lora_on_a_conversational_jsonl_trains_and_saves_the_adapter(tmp_path):

@@ -158,6 +158,38 @@ def load_jsonl(path: str | Path, source_field: str = "source", target_field: str
     return _checked(records, path, lines)
 
 
+CHAT_ROLES = ("system", "user", "assistant", "tool")
+
+
+def load_chat(path: str | Path, messages_field: str = "messages", id_field: str = "id") -> list[dict]:
+    """Conversations, one JSON object per line with a list of `{"role", "content"}` turns under
+    `messages_field`: the last turn, the assistant's, is the target; the turns before it are the prompt,
+    kept as the record's `messages` (a decoder-only model reads them through its tokenizer's chat
+    template: data/seq2seq_batches.py) and shown as `role: content` lines as its source."""
+    path = Path(path)
+    records, lines = [], []
+    for where, line_number, text in _content_lines(path):
+        lines.append(line_number)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise DataFormatError(f"{where}: invalid JSON ({error.msg})") from None
+        turns = obj.get(messages_field) if isinstance(obj, dict) else None
+        if not isinstance(turns, list) or len(turns) < 2:
+            raise DataFormatError(f"{where}: expected an object whose '{messages_field}' lists two turns or more")
+        for number, turn in enumerate(turns):
+            if not isinstance(turn, dict) or turn.get("role") not in CHAT_ROLES or not isinstance(turn.get("content"), str):
+                roles = ", ".join(CHAT_ROLES)
+                raise DataFormatError(f"{where}: turn {number} of '{messages_field}' is not a {{role ({roles}), content}} pair")
+        if turns[-1]["role"] != "assistant":
+            raise DataFormatError(f"{where}: the last turn is the {turns[-1]['role']}'s; the assistant's last turn is the target")
+        prompt = [{"role": turn["role"], "content": turn["content"]} for turn in turns[:-1]]
+        source = "\n".join(f"{turn['role']}: {turn['content']}" for turn in prompt)
+        record_id = obj.get(id_field, f"{path.stem}-{line_number}")
+        records.append(make_record(record_id, source, turns[-1]["content"], where, {"messages": prompt}))
+    return _checked(records, path, lines)
+
+
 HEADER_NAMES = {"source", "target", "src", "tgt", "input", "output"}
 
 
@@ -205,12 +237,14 @@ def load_local_split(spec: dict, split: str, base_dir: str | Path = ".") -> list
     location = base_dir / spec[split]
     if fmt == "jsonl":
         return load_jsonl(location, spec.get("source_field", "source"), spec.get("target_field", "target"))
+    if fmt == "chat":
+        return load_chat(location, spec.get("messages_field", "messages"))
     if fmt == "tsv":
         return load_tsv(location, spec.get("header", False))
     if fmt == "parallel":
         suffixes = spec.get("suffixes", [".src", ".tgt"])
         return load_parallel(f"{location}{suffixes[0]}", f"{location}{suffixes[1]}")
-    raise ValueError(f"unknown local data format '{fmt}' (expected jsonl, tsv or parallel)")
+    raise ValueError(f"unknown local data format '{fmt}' (expected jsonl, chat, tsv or parallel)")
 
 
 def check_unique_ids(records: list[dict], label: str) -> None:

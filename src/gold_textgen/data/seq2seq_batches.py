@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from .copy_vocabulary import CopyVocabulary, copy_vocabulary_of
+from .records import DataFormatError
 from .token_features import FEATURE_COLUMNS, feature_ids
 from .tokenization import padding_right
 
@@ -34,7 +35,7 @@ def encode_records(
     prompt, whose BOS the model has read, and a model taught to emit BOS there would emit it at test time."""
     copying = copy_vocabulary_of(tokenizer)
     if copying is None and not features:
-        sources = tokenizer([r["source"] for r in records], max_length=max_source_length, truncation=True)
+        sources = source_ids(records, tokenizer, max_source_length)
         encoded = [
             {"input_ids": ids, "attention_mask": mask} for ids, mask in zip(sources["input_ids"], sources["attention_mask"], strict=True)
         ]
@@ -55,6 +56,27 @@ def encode_records(
             example[FEATURE_COLUMNS[name]] = feature_ids(record, name, pair.source_words, len(pair.input_ids))
         encoded.append(example)
     return encoded
+
+
+def source_ids(records: Sequence[dict], tokenizer: PreTrainedTokenizerBase, max_length: int) -> dict[str, list[list[int]]]:
+    """The sources' input_ids and attention_mask. A conversation's prompt (`messages`, local format `chat`)
+    goes through the tokenizer's chat template with the assistant's turn opened, as a chat model reads it
+    at inference; one longer than `max_length` loses its first tokens (the oldest turns), never the
+    opening of the assistant's turn."""
+    if not any("messages" in record for record in records):
+        return tokenizer([record["source"] for record in records], max_length=max_length, truncation=True)
+    if not getattr(tokenizer, "chat_template", None):
+        raise DataFormatError(
+            "the data are conversations (local format chat), and the model's tokenizer has no chat template to render them: "
+            "use a chat model's tokenizer, or the jsonl format with source and target fields"
+        )
+    if not all("messages" in record for record in records):
+        raise DataFormatError("a split mixes conversations (`messages`) with plain sources")
+    ids = [
+        tokenizer.apply_chat_template(record["messages"], add_generation_prompt=True, tokenize=True, return_dict=False)[-max_length:]
+        for record in records
+    ]
+    return {"input_ids": ids, "attention_mask": [[1] * len(row) for row in ids]}
 
 
 def target_ids(tokenizer: PreTrainedTokenizerBase, targets: list[str], causal: bool, max_length: int | None) -> list[list[int]]:
