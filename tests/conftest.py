@@ -79,6 +79,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: each file's tests keep their order
 
 
+# What every driver a test starts runs with (the hubs are out of reach; the warm-start server is shared by
+# the drivers of one environment).
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
 def run_snakemake(
     workdir: Path, *args: str, timeout: int = 900, check: bool = True, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess:
@@ -88,8 +93,7 @@ def run_snakemake(
     `-n`, a report, `--report`, or `--unlock`) runs in this process (tests/snakemake_in_process.py), unless
     `env` sets PYTHONPATH (another copy of the package)."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
-    offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    environment = driver_environment({**offline, **(env or {})})
+    environment = driver_environment({**OFFLINE, **(env or {})})
     if {"-n", "--report", "--unlock"} & set(args) and "PYTHONPATH" not in (env or {}):
         result = snakemake_in_process(command, environment, timeout)
     else:

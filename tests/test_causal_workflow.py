@@ -93,38 +93,6 @@ def test_gold_s_with_lora_adapters_runs_through_the_workflow(tmp_path):
     for objective in ("mle", "gold_s"):  # merged, and as a peft adapter over the exported base
         model_dir = tmp_path / f"results/causal_demo/models/demo/{objective}/seed1"
         check_export(model_dir, tmp_path / f"exported/{objective}", tmp_path / target, NEW_TOKENS, lora=True)
-    evaluated_as_outside_models(tmp_path, overlay)
-
-
-def evaluated_as_outside_models(tmp_path, overlay: dict) -> None:
-    """The exports back in as models trained elsewhere (tasks.<task>.imported_models): the merged MLE as a
-    plain causal LM, GOLD-s as its LoRA adapter over the exported base. Nothing is trained; each decodes as
-    the workflow's own model did, and the tables and significance compare them."""
-    outside = copy.deepcopy(overlay)
-    outside["experiment"] |= {"name": "outside", "objectives": ["mle", "gold_s"]}
-    outside["tasks"]["demo"]["imported_models"] = {
-        "mle": {"path": str(tmp_path / "exported/mle")},  # one checkpoint: every seed's
-        "gold_s": {"path": str(tmp_path / "exported/gold_s/adapter"), "base": str(tmp_path / "exported/gold_s/base")},
-    }
-    (tmp_path / "outside.yaml").write_text(yaml.safe_dump(outside))
-    configs = ["--configfile", str(REPO / "configs" / "causal_demo.yaml"), str(tmp_path / "outside.yaml")]
-    targets = ["results/outside/tables/significance.csv", "results/outside/tables/main.csv"]
-    result = run_snakemake(tmp_path, "--cores", "2", *targets, *configs)
-    assert "rule train_mle" not in result.stderr and "rule fine_tune" not in result.stderr
-    assert "localrule import_model" in result.stderr
-    run = "demo/{objective}/seed1/test/greedy/sample0.jsonl"
-    imported = {
-        objective: [
-            json.loads(line)["hypothesis"] for line in (tmp_path / "results/outside/generations" / run.format(objective=objective)).open()
-        ]
-        for objective in ("mle", "gold_s")
-    }
-    own = [
-        json.loads(line)["hypothesis"] for line in (tmp_path / "results/causal_demo/generations" / run.format(objective="gold_s")).open()
-    ]
-    assert imported["gold_s"] == own and len(imported["mle"]) == len(own)  # the adapter merged decodes as the workflow's model
-    significance = pd.read_csv(tmp_path / "results/outside/tables/significance.csv")
-    assert set(zip(significance["objective"], significance["baseline"], strict=True)) == {("gold_s", "mle")}
 
 
 def test_the_gsm8k_experiment_plans_sft_gold_dft_and_the_control_on_three_seeds(tmp_path):

@@ -1,7 +1,7 @@
 """Models trained elsewhere through the workflow (config tasks.<task>.imported_models, rule import_model):
 decoded, scored and tabled like the workflow's own, with no training job; a checkpoint rewritten reruns its
-evaluation alone; the configs that cannot work are refused with the key to change. The causal and LoRA
-checkpoints are imported in tests/test_causal_workflow.py."""
+evaluation alone; a causal LM and a LoRA adapter load as the workflow's decoder-only models; the configs
+that cannot work are refused with the key to change."""
 
 from __future__ import annotations
 
@@ -10,12 +10,18 @@ import os
 
 import pandas as pd
 import pytest
+import torch
 import yaml
+from chat_models import conversations, tiny_chat_model
 from conftest import REPO, job_counts, run_snakemake
+from transformers import AutoModelForCausalLM
 
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
-from gold_textgen.models.import_record import record_import
+from gold_textgen.data.tokenization import load_tokenizer
+from gold_textgen.models.import_record import record_import, tokenizer_folder
+from gold_textgen.models.imported import load_saved_model
+from gold_textgen.models.input_contract import reads_prompt_completion
 from gold_textgen.runtime.errors import ConfigError
 
 SMOKE = REPO / "configs" / "smoke.yaml"
@@ -120,3 +126,27 @@ def test_a_checkpoint_that_is_not_a_model_folder_is_named_with_its_key(tmp_path)
     with pytest.raises(ConfigError, match="names no base model; set `base`"):
         record_import(tmp_path / "record", tmp_path / "adapter", None, key)
     assert not (tmp_path / "record").exists()
+
+
+def test_a_causal_lm_and_a_lora_adapter_load_as_the_workflows_decoder_only_models(tmp_path):
+    """A plain causal LM folder, and a LoRA adapter over it (its base named by its own adapter_config), load
+    in the prompt -> completion contract with the weights they hold: the adapter merged gives the adapted
+    model's logits, and the tokenizer comes from the base when the adapter has none."""
+    from peft import LoraConfig, get_peft_model
+
+    tiny_chat_model(tmp_path / "base", [turn["content"] for row in conversations(4) for turn in row["messages"]])
+    torch.manual_seed(0)
+    adapted = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(tmp_path / "base"), LoraConfig(r=4, target_modules="all-linear", init_lora_weights=False)
+    )
+    adapted.save_pretrained(tmp_path / "adapter")
+    ids = torch.tensor([[5, 9, 17, 3, 8]])
+    key = "tasks.demo.imported_models.mine.path"
+    for name, checkpoint in (("plain", tmp_path / "base"), ("lora", tmp_path / "adapter")):
+        record_import(tmp_path / name, checkpoint, None, key)
+        assert tokenizer_folder(tmp_path / name) == (tmp_path / "base").resolve()
+        model = load_saved_model(tmp_path / name, load_tokenizer(tokenizer_folder(tmp_path / name))).eval()
+        assert reads_prompt_completion(model)
+        expected = (adapted if name == "lora" else AutoModelForCausalLM.from_pretrained(tmp_path / "base")).eval()
+        with torch.no_grad():
+            assert torch.allclose(model.language_model(input_ids=ids).logits, expected(input_ids=ids).logits, atol=1e-5), name
