@@ -21,7 +21,14 @@ from gold_textgen.models.transformer import build_scratch_model, count_parameter
 from gold_textgen.runtime.files import read_json, write_jsonl
 from gold_textgen.training.checkpoint_loading import never_saved_keys, unexplained_missing_keys
 from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
-from gold_textgen.training.checkpoints import COMPLETE_FILE, FINGERPRINT_FILE, CheckpointsInUse, claim_checkpoints, discard_checkpoints
+from gold_textgen.training.checkpoints import (
+    COMPLETE_FILE,
+    FINGERPRINT_FILE,
+    CheckpointsInUse,
+    claim_checkpoints,
+    discard_checkpoints,
+    fingerprint,
+)
 from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
@@ -331,10 +338,12 @@ def test_the_log_names_each_setting_changed_since_the_finished_run(tmp_path, cap
     assert "finished with the same settings and inputs" in caplog.text
 
 
+# The living trainer holds the lock claim_checkpoints takes (trainer_lock.py: no torch to import, so it
+# starts in a fraction of a second).
 HOLD_CHECKPOINTS = """
 import sys, time
-from gold_textgen.training.checkpoints import claim_checkpoints
-claim_checkpoints(sys.argv[1], {"settings": {}, "inputs": {}})
+from gold_textgen.training.trainer_lock import lock_checkpoints
+lock_checkpoints(sys.argv[1])
 print("claimed", flush=True)
 time.sleep(120)
 """
@@ -352,10 +361,13 @@ def test_a_second_trainer_on_a_living_trainers_checkpoints_stops_and_names_it(tm
     finally:
         holder.kill()
         holder.wait()
-    # The kernel dropped the dead holder's lock: a restart claims the folder and resumes as usual.
+    # The kernel dropped the dead holder's lock: a restart claims the folder and resumes as usual from the
+    # checkpoint the dead run left, with the identity it recorded.
+    identity = {"settings": {}, "inputs": {}}
+    (folder / FINGERPRINT_FILE).write_text(json.dumps({"fingerprint": fingerprint(identity), "identity": identity}))
     (folder / "checkpoint-5").mkdir()
     (folder / "checkpoint-5" / COMPLETE_FILE).write_text("{}")
-    assert claim_checkpoints(folder, {"settings": {}, "inputs": {}}).endswith("checkpoint-5")
+    assert claim_checkpoints(folder, identity).endswith("checkpoint-5")
 
 
 def test_length_sorted_batches_cover_every_index_once():
