@@ -137,18 +137,24 @@ def make_record(record_id: str, source: object, target: object, where: str, extr
     return record
 
 
-def load_jsonl(path: str | Path, source_field: str = "source", target_field: str = "target", id_field: str = "id") -> list[dict]:
-    """JSON lines, one object per line; blank lines are skipped. Fields other than the three are kept."""
-    path = Path(path)
-    records, lines = [], []
+def _json_objects(path: Path) -> Iterator[tuple[str, int, dict]]:
+    """(where, line number, object) of each non-blank line of a JSON lines file, each line one object."""
     for where, line_number, text in _content_lines(path):
-        lines.append(line_number)
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as error:
             raise DataFormatError(f"{where}: invalid JSON ({error.msg})") from None
         if not isinstance(obj, dict):
             raise DataFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        yield where, line_number, obj
+
+
+def load_jsonl(path: str | Path, source_field: str = "source", target_field: str = "target", id_field: str = "id") -> list[dict]:
+    """JSON lines, one object per line; blank lines are skipped. Fields other than the three are kept."""
+    path = Path(path)
+    records, lines = [], []
+    for where, line_number, obj in _json_objects(path):
+        lines.append(line_number)
         for field in (source_field, target_field):
             if field not in obj:
                 raise DataFormatError(f"{where}: missing field '{field}'")
@@ -168,13 +174,9 @@ def load_chat(path: str | Path, messages_field: str = "messages", id_field: str 
     template: data/seq2seq_batches.py) and shown as `role: content` lines as its source."""
     path = Path(path)
     records, lines = [], []
-    for where, line_number, text in _content_lines(path):
+    for where, line_number, obj in _json_objects(path):
         lines.append(line_number)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise DataFormatError(f"{where}: invalid JSON ({error.msg})") from None
-        turns = obj.get(messages_field) if isinstance(obj, dict) else None
+        turns = obj.get(messages_field)
         if not isinstance(turns, list) or len(turns) < 2:
             raise DataFormatError(f"{where}: expected an object whose '{messages_field}' lists two turns or more")
         for number, turn in enumerate(turns):
