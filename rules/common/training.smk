@@ -49,6 +49,11 @@ def imported_models(task):
     return config["tasks"][task]["imported_models"]
 
 
+def imported_names():
+    """The names of the models any task imports."""
+    return [name for task in config["tasks"] for name in imported_models(task)]
+
+
 def names_pattern(names):
     """A wildcard constraint matching exactly `names` (none: a regex that matches nothing)."""
     names = sorted(set(names))
@@ -63,13 +68,12 @@ def mle_trained_tasks():
 
 def trained_objective_pattern():
     """A constraint on fine_tune's objective: any name but `mle` and the imported models' names."""
-    imported = [name for task in config["tasks"] for name in imported_models(task)]
-    return rf"(?!(?:{names_pattern(['mle', *imported])})\b)[a-z][a-z0-9_]*"
+    return rf"(?!(?:{names_pattern(['mle', *imported_names()])})\b)[a-z][a-z0-9_]*"
 
 
 def imported_objective_pattern():
     """A constraint on import_model's objective: the names of the imported models."""
-    return names_pattern(name for task in config["tasks"] for name in imported_models(task))
+    return names_pattern(imported_names())
 
 
 def imported_checkpoint(wildcards):

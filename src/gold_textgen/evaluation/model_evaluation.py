@@ -14,16 +14,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..data.tokenization import load_tokenizer
-from ..models.import_record import tokenizer_folder
-from ..models.imported import load_saved_model
 from ..models.input_contract import token_features
 from ..runtime.files import read_jsonl, write_json, write_jsonl
-from ..runtime.model_process import pick_device
 from .decoding import generate_texts, generation_config
 from .metrics import Scoring
 from .scoring import nll_summary, score_generations, unk_warning
-from .token_nll import write_token_table
+from .token_nll import load_evaluated_model, write_token_table
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +41,7 @@ def evaluate_model(
 ) -> None:
     """Token NLL of the split's references, then every run's outputs and scores (perplexity from the
     same token table). `labels` (task, objective, seed, split) go into every score file."""
-    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
-    model = load_saved_model(model_dir, tokenizer).to(pick_device())
+    model, tokenizer = load_evaluated_model(model_dir)
     records = read_jsonl(data_path)
     table = write_token_table(model, tokenizer, records, nll_path, task)
     warning = unk_warning(nll_summary(table, tokenizer.unk_token_id)["unk_rate"], f"{data_path}") if len(table) else None

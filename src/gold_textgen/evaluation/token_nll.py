@@ -93,11 +93,17 @@ def token_nll_table(
     return table.sort_values(["example", "position"], ignore_index=True)
 
 
+def load_evaluated_model(model_dir: Path):
+    """The model saved in a workflow model folder (trained or imported) on this process's device, and its
+    tokenizer."""
+    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
+    return load_saved_model(model_dir, tokenizer).to(pick_device()), tokenizer
+
+
 def write_token_nll(model_dir: Path, data_path: Path, output_path: Path, task: dict, positions: str = "scored") -> pd.DataFrame:
     if positions not in POSITION_KINDS:
         raise ValueError(f"positions must be one of {', '.join(POSITION_KINDS)}, got '{positions}'")
-    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
-    model = load_saved_model(model_dir, tokenizer).to(pick_device())
+    model, tokenizer = load_evaluated_model(model_dir)
     return write_token_table(model, tokenizer, read_jsonl(data_path), output_path, task, positions)
 
 
