@@ -9,7 +9,8 @@ words, coverage: 19,965,705) and the IWSLT14 transformer (`transformer_iwslt_de_
 FFN 1024, a 10,000-word joint vocabulary), each on its own task's batch shape: NQG (32 sentences of 30
 words, questions of 12) for NQG++, CNN/DM (16 articles of 400 words, summaries of 60) for the
 pointer-generator, and both shapes for the transformer. Words are drawn at random (the timing depends on
-the shapes, not on the words). A step is forward, backward and an Adam update; decoding is greedy, every
+the shapes, not on the words). A step is forward, backward, the token statistics of the training log and an
+Adam update, as the MLE job runs them; decoding is greedy, every
 output forced to its full length (min length = max length), so that every model emits the same tokens.
 `nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape; `nqg_real_lengths`: the
 same model on batches whose lengths vary as NQG's do (sources of 10-60 words and questions of 4-21, drawn
@@ -48,9 +49,17 @@ from gold_textgen.models.transformer import count_parameters, initial_model
 from gold_textgen.runtime.model_process import pick_device, set_threads
 
 try:
+    from gold_textgen.training.token_statistics import TokenStatistics
+except ImportError:  # a --before revision's package, from before the training log had token statistics
+    TokenStatistics = None
+try:
     from gold_textgen.runtime.allocator import reuse_freed_memory
 except ImportError:  # a --before revision's package, from before the model jobs set it
     reuse_freed_memory = None
+try:
+    from gold_textgen.training.label_logprobs import WITHOUT_TABLE, reads_labels_cheaply
+except ImportError:  # a --before revision's package, whose MLE step built the [B, T, V] table
+    WITHOUT_TABLE, reads_labels_cheaply = {}, lambda model: False
 
 SHAPES = {"nqg": (32, 30, 12), "cnndm": (16, 400, 60)}  # batch, source words, target words (or a range of them)
 SHAPES["nqg_real"] = SHAPES["nqg"]  # configs/nqg_real.yaml's scaled NQG++ on NQG's batches
@@ -145,9 +154,19 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
     model.to(pick_device())
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
 
+    # As MleTrainer.compute_loss calls the model: a recurrent copy model without the [B, T, V] table where
+    # the package has that path, the token statistics of the log from what the forward gives.
+    forward_inputs = {**batch, **WITHOUT_TABLE} if reads_labels_cheaply(model) else batch
+    statistics = TokenStatistics() if TokenStatistics is not None else None
+
     def mle_step() -> None:
         model.train()
-        model(**batch).loss.backward()
+        outputs = model(**forward_inputs)
+        outputs.loss.backward()
+        if hasattr(statistics, "record_outputs"):
+            statistics.record_outputs(outputs, batch["labels"])
+        elif statistics is not None:
+            statistics.record_tokens(outputs.logits, batch["labels"], normalise=True)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 

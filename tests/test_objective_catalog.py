@@ -83,7 +83,8 @@ def test_every_row_has_its_functions_helpers_settings_and_label():
         assert row.needs(defaults("objective", loss=name, **required_values(row))) <= set(catalog.NEEDS)
         assert set(row.settings) <= KNOWN_SETTINGS
         assert (row.reference and row.summary.startswith(f"{name}:")) or name == "gold", name
-    assert set(HELPER_ARGUMENTS) == set(catalog.NEEDS) - {"gold_returns"}  # every need has a helper the trainer checks
+    # every need has a helper the trainer checks, but the returns (from the rewards) and the policy's own table
+    assert set(HELPER_ARGUMENTS) == set(catalog.NEEDS) - {"gold_returns", "distribution"}
     for name, row in catalog.LOSSES.items():
         if name not in ("gold", "nll", "policy_gradient"):  # those appear under the names of GOLD's variants and the control
             assert objective_names.label(name) == row.label and objective_names.color(name, 0) == row.colour

@@ -16,6 +16,7 @@ from transformers import DataCollatorForSeq2Seq
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.data.token_features import FEATURE_TAGS
 from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.models.encoded_source import EncodedSource
 from gold_textgen.models.packed_positions import PackedPositions
 from gold_textgen.models.transformer import initial_model
 
@@ -141,3 +142,19 @@ def test_without_labels_a_row_runs_to_its_last_decoder_input_that_is_not_padding
     positions = PackedPositions.of(None, decoder_input_ids, pad)
     assert positions.order.tolist() == [2, 0, 1]
     assert positions.active == [3, 2, 2, 1]
+
+
+@pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
+def test_the_prefixes_of_the_encoded_source_add_their_gradients_as_slicing_them_did(architecture, monkeypatch):
+    """EncodedSource.prefixes gives every decoder step its rows of the encoder's outputs and keys with one
+    backward that adds their gradients in place (RowPrefixes): the gradients bit for bit as slicing at every
+    step gives them, dropout included."""
+    model, batch = setup(architecture, dropout=0.3)
+    model.train()
+    torch.manual_seed(4)
+    ours = gradients(model(**batch).loss, model)
+    monkeypatch.setattr(EncodedSource, "prefixes", lambda self, counts: [self.prefix(rows) for rows in counts])
+    torch.manual_seed(4)
+    sliced = gradients(model(**batch).loss, model)
+    for mine, reference in zip(ours, sliced, strict=True):
+        assert (mine is None and reference is None) or torch.equal(mine, reference)

@@ -1,4 +1,5 @@
-"""Which label positions the token-NLL table (and so perplexity) scores, on a pretrained BART layout."""
+"""Which label positions the token-NLL table (and so perplexity) scores, on a pretrained BART layout; the
+table's numbers are those of the whole [B, T, V] table's log-softmax."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import json
 import pytest
 import torch
 from settings import TINY_MODEL
+from test_recurrent_teacher_forcing import RECORDS as RECURRENT_RECORDS
+from test_recurrent_teacher_forcing import setup
 from tokenizers import pre_tokenizers
-from transformers import BartTokenizerFast
+from transformers import BartTokenizerFast, DataCollatorForSeq2Seq
 
+from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
+from gold_textgen.data.token_features import FEATURE_TAGS
 from gold_textgen.data.tokenization import leading_target_specials, train_tokenizer
 from gold_textgen.evaluation.token_nll import token_nll_table
 from gold_textgen.models.transformer import build_scratch_model
@@ -50,3 +55,36 @@ def test_perplexity_positions_of_a_bart_layout_model_exclude_the_start_token(bar
         assert rows["position"].tolist() == list(range(len(ids) - 1))  # time steps from the first reference token
         full = every[every["example"] == example]
         assert rows["nll"].tolist() == full["nll"].tolist()[1:]
+
+
+def whole_table_nll(model, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each label position's NLL and top-1 hit from the log-softmax of the whole [B, T, V] table, padding
+    included: what the token table held before it took the scored rows first."""
+    labels = batch["labels"]
+    logits = model(**batch).logits.float()
+    nll = -torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp_min(0).unsqueeze(-1)).squeeze(-1)
+    mask = labels.ne(-100)
+    return nll[mask], logits.argmax(-1).eq(labels.clamp_min(0))[mask]
+
+
+@pytest.mark.parametrize("architecture", ["nqg_pp", "bart"])
+def test_the_table_reads_the_scored_rows_with_the_whole_tables_numbers(architecture, bart_tokenizer):
+    """The token table takes the scored rows before its log-softmax: the same NLL bit for bit (a row's
+    log-softmax does not depend on the other rows), on a recurrent copy model and a transformer."""
+    if architecture == "nqg_pp":
+        model, _ = setup("nqg_pp")
+        tokenizer, features = train_tokenizer(["a b c d e"], copy_slots=3), ["answer"]
+        tags = FEATURE_TAGS["answer"][0]
+        records = [{**r, "token_features": {"answer": [tags] * len(r["source"].split())}} for r in RECURRENT_RECORDS]
+    else:
+        torch.manual_seed(0)
+        tokenizer, records, features = bart_tokenizer, RECORDS, []
+        model = build_scratch_model({**TINY_MODEL, "architecture": "bart", "max_position_embeddings": 64}, tokenizer)
+    model.eval()
+    table = token_nll_table(model, tokenizer, records, 10, 10, batch_size=len(records), features=features)
+    examples = tokenize_records(records, tokenizer, 10, 10, features)
+    batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))(list(examples))
+    with torch.no_grad():
+        nll, correct = whole_table_nll(model, batch)  # row-major: the table's order (example, position)
+    assert torch.equal(torch.tensor(table["nll"].to_numpy()), nll)
+    assert table["correct"].tolist() == correct.tolist()

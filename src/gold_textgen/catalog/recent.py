@@ -27,7 +27,7 @@ ROWS = (
                 "anchor_to_policy",
             ),
         },
-        always("anchor"),
+        always("anchor", "distribution"),
         label_smoothing=0.0,
         dropout=False,
     ),
@@ -96,6 +96,7 @@ ROWS = (
             "top_k": Setting({"type": "integer", "minimum": 2}, "the logits the entropy is taken over.", 20),
             "normaliser": Setting(POSITIVE, "the entropy is divided by this (about ln 20).", 3.0),
         },
+        always("distribution"),
         label_smoothing=0.0,
     ),
     Loss(
@@ -109,6 +110,7 @@ ROWS = (
             "beta": Setting(POSITIVE, "the generator's temperature: q = softmax(logits / beta).", 0.7),
             "h": Setting({"enum": ["linear", "log_sigmoid"]}, "the weight function h of the logit gap.", "linear"),
         },
+        always("distribution"),
         label_smoothing=0.0,
     ),
 )

@@ -15,6 +15,7 @@ NEEDS = {
     "anchor": "the frozen starting model's whole distribution at every reference position",
     "truncation": "loss truncation's online cut-off, kept in checkpoints",
     "sampling": "samples of the policy scored by the task metric (on-policy updates)",
+    "distribution": "the policy's whole distribution at every reference position, not only the reference tokens' log-probs",
 }
 REQUIRED = object()  # a setting the user must give (no default)
 

@@ -70,22 +70,22 @@ def token_nll_table(
     for batch in tqdm(batches, desc="token NLL", unit="batch", mininterval=5.0):
         inputs = collate([examples[i] for i in batch]).to(device)
         labels = inputs["labels"]
-        logits = model(**inputs).logits.float()
-        log_probs = torch.log_softmax(logits, dim=-1)
         mask = labels.ne(-100)
         mask[:, :skip_leading] = False
-        safe_labels = labels.clamp_min(0)
-        nll = -log_probs.gather(-1, safe_labels.unsqueeze(-1)).squeeze(-1)
-        correct = logits.argmax(-1).eq(safe_labels)
+        # The scored positions' rows alone (row by row, the numbers of the whole table): padding can be
+        # half of a [B, T, V] batch.
+        logits = model(**inputs).logits[mask].float()
+        targets = labels[mask]
+        nll = -torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
         rows, positions = mask.nonzero(as_tuple=True)
         parts.append(
             pd.DataFrame(
                 {
                     "example": np.asarray(batch, dtype=np.int32)[rows.cpu().numpy()],
                     "position": (positions - skip_leading).cpu().numpy().astype(np.int16),
-                    "token_id": safe_labels[mask].cpu().numpy().astype(np.int32),
-                    "nll": nll[mask].cpu().numpy().astype(np.float32),
-                    "correct": correct[mask].cpu().numpy(),
+                    "token_id": targets.cpu().numpy().astype(np.int32),
+                    "nll": nll.cpu().numpy().astype(np.float32),
+                    "correct": logits.argmax(-1).eq(targets).cpu().numpy(),
                 }
             )
         )

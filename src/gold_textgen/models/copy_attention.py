@@ -49,8 +49,30 @@ class AdditiveAttention(nn.Module):
         hidden = keys + self.query(state).unsqueeze(1)
         if self.coverage is not None:
             hidden = hidden + self.coverage(coverage.unsqueeze(-1))
-        energy = self.energy(torch.tanh(hidden)).squeeze(-1)
+        energy = self.energy(sigmoid_tanh(hidden)).squeeze(-1)
         return torch.softmax(energy.masked_fill(~valid, float("-inf")), dim=-1)
+
+
+class SigmoidTanh(torch.autograd.Function):
+    """tanh(x) as 2 sigmoid(2x) - 1, with tanh's own backward g (1 - y^2). The attention's [N, S, A] tanh is
+    the largest elementwise pass of a recurrent decoder step, and torch's CPU tanh kernel takes about four
+    times as long as this on the same tensor (`python -m benchmarks.standard_models` times the step); the
+    two differ by about one float32 rounding (tests/test_copy_distribution.py)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        y = torch.sigmoid(x * 2).mul_(2).sub_(1)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)
+
+
+def sigmoid_tanh(x: torch.Tensor) -> torch.Tensor:
+    return SigmoidTanh.apply(x)
 
 
 def first_occurrences(source_ids: torch.Tensor) -> torch.Tensor:
@@ -112,6 +134,12 @@ class CopyDistribution:
         # gradient must flow once, from its first position.
         first = self.first_position == torch.arange(self.source_ids.shape[1], device=self.source_ids.device)
         return log_probs.scatter_(1, self.source_ids, torch.where(first, mixed, mixed.detach()))
+
+    @torch.no_grad()
+    def entropies_and_top(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each row's entropy and most likely id of the extended vocabulary [N], without gradient."""
+        log_probs = self.log_probs()
+        return -(log_probs.exp() * log_probs).sum(-1), log_probs.argmax(-1)
 
     def log_likelihood(self, targets: torch.Tensor) -> torch.Tensor:
         """log p(targets) [N] (targets [N] of the extended vocabulary; negative ids read as id 0): the

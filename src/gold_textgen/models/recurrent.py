@@ -54,10 +54,13 @@ from .recurrent_teacher_forcing import PackedTeacherForcing
 class CopySeq2SeqOutput(Seq2SeqLMOutput):
     """Seq2SeqLMOutput whose `logits` are log-probabilities over the extended vocabulary, plus the coverage
     loss of every decoder step [B, T] (pointer-generator with coverage; None otherwise) and, when the call
-    had labels, their log-probabilities [B, T] (0 where a label is -100)."""
+    had labels, their log-probabilities [B, T] (0 where a label is -100); asked for, the entropy of each
+    position's distribution and its most likely id [B, T] (without gradient: what a training log reports)."""
 
     coverage_losses: torch.FloatTensor | None = None
     label_log_likelihoods: torch.FloatTensor | None = None
+    token_entropies: torch.FloatTensor | None = None
+    top_tokens: torch.LongTensor | None = None
 
 
 class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel, GenerationMixin):
@@ -249,6 +252,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         case_tags: torch.Tensor | None = None,
         pos_tags: torch.Tensor | None = None,
         ner_tags: torch.Tensor | None = None,
+        return_logits: bool = True,
+        return_token_statistics: bool = False,
         **unused,
     ) -> CopySeq2SeqOutput:
         """Teacher-forced log-probabilities [B, T, output_size] of every next token; with `labels`, the
@@ -257,7 +262,12 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         decoder cell and the attention run step by step; the output layer (readout, copy switch, the
         vocabulary projection and the copy mixture) runs once over all the computed positions, which is most
         of a step's arithmetic: one large matrix product instead of one per position, the same numbers as
-        `step` gives position by position."""
+        `step` gives position by position.
+
+        Called with labels, `return_logits=False` leaves out the [B, T, V] table (`logits` None), the
+        largest tensor of a step, for a caller that reads only the labels' log-likelihoods;
+        `return_token_statistics` adds each position's entropy and most likely id, read from the packed rows
+        without the table."""
         features = {
             name: value
             for name, value in (("answer", answer_tags), ("case", case_tags), ("pos", pos_tags), ("ner", ner_tags))
@@ -272,14 +282,26 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         reads, coverage = self.teacher_forced_reads(encoded, state, decoder_input_ids, positions)
         source = (tensor.index_select(0, positions.rows) for tensor in (encoded.source_ids, encoded.first_position))
         distribution = self.output_distribution(reads, *source, positions)
-        logits = positions.unpack(distribution.log_probs(), uniform_log_probability(self.config.output_size))
+        logits = None
+        if return_logits or labels is None:
+            logits = positions.unpack(distribution.log_probs(), uniform_log_probability(self.config.output_size))
         coverage_losses = positions.unpack(coverage) if coverage is not None else None
-        loss = label_log_likelihoods = None
+        loss = label_log_likelihoods = entropies = top = None
         if labels is not None:  # from the targets' log-likelihoods alone: no gradient through the [B, T, V] table
             token_log_likelihoods = positions.unpack(distribution.log_likelihood(positions.take(labels)))
             loss = self.teacher_forced_loss(token_log_likelihoods, labels, coverage_losses)
             label_log_likelihoods = token_log_likelihoods.masked_fill(labels.eq(-100), 0.0)
-        return CopySeq2SeqOutput(loss=loss, logits=logits, coverage_losses=coverage_losses, label_log_likelihoods=label_log_likelihoods)
+        if return_token_statistics:
+            entropies, top = distribution.entropies_and_top()
+            entropies, top = positions.unpack(entropies), positions.unpack(top, -1)
+        return CopySeq2SeqOutput(
+            loss=loss,
+            logits=logits,
+            coverage_losses=coverage_losses,
+            label_log_likelihoods=label_log_likelihoods,
+            token_entropies=entropies,
+            top_tokens=top,
+        )
 
     # -- search --------------------------------------------------------------------------------------
     @torch.no_grad()

@@ -84,13 +84,13 @@ def sample_or_greedy(model, encoded, state: dict, config: GenerationConfig) -> t
     eos, pad = model.config.eos_token_id, model.config.pad_token_id
     rows = encoded.source_ids.shape[0]
     device = encoded.source_ids.device
-    allowed = producible(model, encoded.source_ids)
+    forbidden = producible(model, encoded.source_ids).logical_not_()  # once, not at every step
     rules, sampling = processors(config, eos, device), warpers(config) if config.do_sample else None
     sequences = torch.full((rows, 1), model.config.decoder_start_token_id, dtype=torch.long, device=device)
     finished = torch.zeros(rows, dtype=torch.bool, device=device)
     for _ in range(max_length(config) - 1):
         log_probs, state, _ = model.step(sequences[:, -1], state, encoded)
-        scores = rules(sequences, log_probs.masked_fill(~allowed, float("-inf")))
+        scores = rules(sequences, log_probs.masked_fill_(forbidden, float("-inf")))
         if sampling is not None:
             scores = sampling(sequences, scores)
             tokens = torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(1)
@@ -135,7 +135,7 @@ def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.
     device = encoded.source_ids.device
     rows = torch.arange(inputs, device=device).repeat_interleave(beams)
     encoded, state = encoded.select(rows), select_rows(state, rows)
-    allowed = producible(model, encoded.source_ids)
+    forbidden = producible(model, encoded.source_ids).logical_not_()
     rules = processors(config, eos, device)
     scores = torch.zeros(inputs, beams, device=device)
     scores[:, 1:] = float("-inf")  # every beam starts as the same hypothesis: expand only the first
@@ -146,7 +146,7 @@ def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.
     most_generated = max_length(config) - 1
     for generated in range(1, most_generated + 1):
         log_probs, state, _ = model.step(sequences[:, -1], state, encoded)
-        step_scores = rules(sequences, log_probs.masked_fill(~allowed, float("-inf")))
+        step_scores = rules(sequences, log_probs.masked_fill_(forbidden, float("-inf")))
         totals = (scores.view(-1, 1) + step_scores).view(inputs, -1)
         top_scores, top_ids = totals.topk(2 * beams, dim=1)
         vocabulary = step_scores.shape[-1]

@@ -19,13 +19,15 @@ class PackedTeacherForcing:
         """The decoder cell and attention, position by position over the rows still going (packed_positions.py):
         what the output layer reads at every packed position [P, ...], and the coverage losses [P] (None
         without coverage)."""
-        encoded = encoded.select(positions.order)
+        sources = encoded.select(positions.order).prefixes(positions.active)
         state = {key: value.index_select(0, positions.order) for key, value in state.items()}
-        words = self.embed_words(decoder_input_ids.index_select(0, positions.order))
+        # One position's words at a time: unbind's backward stacks their gradients, where indexing the
+        # [B, T, E] embeddings at every position would write a zero-filled gradient of them all each time.
+        words = self.embed_words(decoder_input_ids.index_select(0, positions.order)).unbind(1)
         steps, coverage = [], []
-        for position, active in enumerate(positions.active):
+        for position, (active, source) in enumerate(zip(positions.active, sources, strict=True)):
             state = {key: value[:active] for key, value in state.items()}
-            reads, state, coverage_loss = self.recur(words[:active, position], state, encoded.prefix(active))
+            reads, state, coverage_loss = self.recur(words[position][:active], state, source)
             steps.append(reads)
             coverage.append(coverage_loss)
         reads = {key: torch.cat([step[key] for step in steps]) for key in steps[0]}

@@ -76,7 +76,8 @@ class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, K
             return self.policy_gradient_loss(model, inputs, return_outputs)
         self.update_kinds[self.state.global_step] = "references"
         model_inputs = {k: v for k, v in inputs.items() if k != "labels"}  # no labels: no built-in loss
-        forward_inputs = with_labels_if_read_cheaply(self.accelerator.unwrap_model(model), model_inputs, labels)
+        policy = self.accelerator.unwrap_model(model)
+        forward_inputs = with_labels_if_read_cheaply(policy, model_inputs, labels, table=self.objective.reads_distribution)
         with dropout_as_the_loss_compares(model, self.objective):
             outputs = model(**forward_inputs)
 
@@ -97,7 +98,7 @@ class FineTuneTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, K
         )
         loss = for_gradient_averaging(self, step.loss, num_items_in_batch)
         self._track(step.terms, step.mask)
-        self.record_tokens(outputs.logits, labels, normalise=True)
+        self.record_outputs(outputs, labels)
         return (loss, outputs) if return_outputs else loss
 
     def model_terms(self, model, outputs, mask: torch.Tensor) -> torch.Tensor | float:

@@ -16,10 +16,20 @@ def reads_labels_cheaply(model: torch.nn.Module) -> bool:
     return bool(getattr(model, "returns_label_log_likelihoods", False))
 
 
-def with_labels_if_read_cheaply(model: torch.nn.Module, inputs: dict, labels: torch.Tensor) -> dict:
+def with_labels_if_read_cheaply(model: torch.nn.Module, inputs: dict, labels: torch.Tensor, table: bool = True) -> dict:
     """The forward's inputs: `inputs`, plus the labels for a model that reads them cheaply (its built-in
-    loss, computed from the same log-probabilities, costs a sum)."""
-    return {**inputs, "labels": labels} if reads_labels_cheaply(model) else inputs
+    loss, computed from the same log-probabilities, costs a sum); without the [B, T, V] table where the
+    caller does not read it (`table` False), the token statistics coming instead."""
+    if not reads_labels_cheaply(model):
+        return inputs
+    if table:
+        return {**inputs, "labels": labels}
+    return {**inputs, "labels": labels, **WITHOUT_TABLE}
+
+
+# What a model that reads its labels cheaply is asked for in place of the [B, T, V] table: the entropy and
+# most likely id of each position, which the training log reports (token_statistics.py).
+WITHOUT_TABLE = {"return_logits": False, "return_token_statistics": True}
 
 
 def policy_token_batch(outputs, labels: torch.Tensor) -> TokenBatch:
@@ -29,13 +39,15 @@ def policy_token_batch(outputs, labels: torch.Tensor) -> TokenBatch:
         logprobs = torch.log_softmax(outputs.logits.float(), dim=-1)
         return TokenBatch(logprobs=logprobs, reference=reference_logprobs(logprobs, labels), mask=labels.ne(-100))
     # Log-probabilities already: the table is read only by an objective of the whole distribution (or label
-    # smoothing), the reference tokens' log-probs and their gradient come without it.
-    return TokenBatch(logprobs=outputs.logits.float(), reference=given.float(), mask=labels.ne(-100))
+    # smoothing), the reference tokens' log-probs and their gradient come without it; a forward asked for
+    # no table gives none.
+    table = None if outputs.logits is None else outputs.logits.float()
+    return TokenBatch(logprobs=table, reference=given.float(), mask=labels.ne(-100))
 
 
 def helper_reference_logprobs(model: torch.nn.Module, inputs: dict, labels: torch.Tensor, logprobs) -> torch.Tensor:
     """A helper model's log-probabilities of the reference tokens [B, T] (0 at padding); `logprobs(model)`
     gives its whole log-softmax where the model does not give them."""
     if reads_labels_cheaply(model):
-        return model(**inputs, labels=labels).label_log_likelihoods.float()
+        return model(**inputs, labels=labels, return_logits=False).label_log_likelihoods.float()
     return reference_logprobs(logprobs(model), labels)

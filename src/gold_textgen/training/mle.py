@@ -14,6 +14,7 @@ from ..models.transformer import count_parameters, initial_model
 from ..runtime.model_process import seed_everything
 from .checkpoint_loading import KnownMissingKeys
 from .dev_generation import StopsInDevGeneration
+from .label_logprobs import WITHOUT_TABLE, reads_labels_cheaply
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling
 from .token_statistics import TokenStatistics
@@ -30,9 +31,12 @@ class MleTrainer(StopsInDevGeneration, TokenStatistics, PlateauScheduled, KnownM
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.get("labels")  # the Trainer pops them when it smooths labels
+        training = model.training and labels is not None
+        if training and self.label_smoother is None and reads_labels_cheaply(self.accelerator.unwrap_model(model)):
+            inputs = {**inputs, **WITHOUT_TABLE}  # the loss reads the labels' log-likelihoods alone
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
-        if model.training and labels is not None:
-            self.record_tokens(outputs.logits, labels, normalise=True)
+        if training:
+            self.record_outputs(outputs, labels)
         return (loss, outputs) if return_outputs else loss
 
 

@@ -97,6 +97,13 @@ class ObjectiveSettings:
         return "anchor" in self.needs
 
     @property
+    def reads_distribution(self) -> bool:
+        """Whether the loss reads the policy's whole distribution (a KL, an entropy, GEM's generator, label
+        smoothing), not only its log-probs of the reference tokens: a model that gives those cheaply then
+        still builds the [B, T, V] table."""
+        return "distribution" in self.needs or bool(self.label_smoothing)
+
+    @property
     def policy_dropout(self) -> bool:
         """False for the losses whose references compare the policy with a frozen model in the same
         no-dropout state (a ratio or a KL): the policy's forward then runs without dropout."""

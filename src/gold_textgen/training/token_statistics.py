@@ -12,24 +12,37 @@ STATISTICS = ("entropy_sum", "correct", "tokens")
 
 
 class TokenStatistics:
-    """A Trainer mixin: `record_tokens` in compute_loss on training batches, the two means added to the
+    """A Trainer mixin: `record_tokens` (or `record_outputs`) in compute_loss on training batches, the two means added to the
     Trainer's own log lines (those that carry the training loss)."""
 
     def record_tokens(self, scores: torch.Tensor, labels: torch.Tensor, normalise: bool = False) -> None:
         """`scores` [B, T, V]: log-probabilities (the log-softmax of the model's logits), or the logits
         themselves with `normalise`; `labels` [B, T] (-100: no token). The reference tokens' rows are taken
         first: padding can be half of a [B, T, V] table."""
-        stats = self.__dict__.setdefault("_token_statistics", dict.fromkeys(STATISTICS, 0.0))
         with torch.no_grad():
             mask = labels.ne(-100)
             logprobs = scores.detach()[mask].float()
             if normalise:
                 logprobs = torch.log_softmax(logprobs, dim=-1)
             entropy = -(logprobs.exp() * logprobs).sum(-1)
-            # Accumulated as tensors: a Python float here would synchronise a GPU every step.
-            stats["entropy_sum"] = stats["entropy_sum"] + entropy.sum()
-            stats["correct"] = stats["correct"] + logprobs.argmax(-1).eq(labels[mask]).sum()
-            stats["tokens"] = stats["tokens"] + mask.sum()
+            self._add_tokens(entropy.sum(), logprobs.argmax(-1).eq(labels[mask]).sum(), mask.sum())
+
+    def record_outputs(self, outputs, labels: torch.Tensor) -> None:
+        """The same from a forward's outputs: its `token_entropies` and `top_tokens` [B, T] where the model
+        gives them instead of the table (a recurrent copy model asked for no logits), else its logits."""
+        entropies = getattr(outputs, "token_entropies", None)
+        if entropies is None:
+            self.record_tokens(outputs.logits, labels, normalise=True)
+            return
+        mask = labels.ne(-100)
+        self._add_tokens(entropies[mask].float().sum(), outputs.top_tokens.eq(labels)[mask].sum(), mask.sum())
+
+    def _add_tokens(self, entropy_sum: torch.Tensor, correct: torch.Tensor, tokens: torch.Tensor) -> None:
+        stats = self.__dict__.setdefault("_token_statistics", dict.fromkeys(STATISTICS, 0.0))
+        # Accumulated as tensors: a Python float here would synchronise a GPU every step.
+        stats["entropy_sum"] = stats["entropy_sum"] + entropy_sum
+        stats["correct"] = stats["correct"] + correct
+        stats["tokens"] = stats["tokens"] + tokens
 
     def log(self, logs: dict, *args, **kwargs) -> None:
         stats = self.__dict__.get("_token_statistics")
