@@ -114,12 +114,16 @@ def test_jobs_of_a_rule_ready_together_run_as_one_slurm_array(slurm_run):
 
 
 def test_slurm_results_equal_a_local_run(slurm_run, tiny_run):
-    """Seed 1's models and MLE's scores equal the session's local smoke run's: GOLD-s, fine-tuned in a
-    SLURM job of its own, and the MLE model it starts from, trained as an array task and scored in a job."""
+    """Seed 1's models and MLE's generations and scores equal the session's local smoke run's: GOLD-s,
+    fine-tuned in a SLURM job of its own, and the MLE model it starts from, trained as an array task and
+    scored in a job. An independent run of the same config and seed, bit for bit (in CI, where a cluster
+    must answer, this stands for test_reproducibility's local rerun of the same jobs)."""
     scores = sorted(p.relative_to(slurm_run) for p in (slurm_run / "results" / "smoke" / "scores").rglob("seed1/**/*.json"))
     assert len(scores) == 1  # MLE, test set, greedy, seed 1
     for relative in scores:
         assert json.loads((slurm_run / relative).read_text()) == json.loads((tiny_run / relative).read_text())
+    generations = "results/smoke/generations/demo/mle/seed1/test/greedy/sample0.jsonl"
+    assert (slurm_run / generations).read_text() == (tiny_run / generations).read_text()
     for model in ("mle", "gold_s"):
         weights = f"results/smoke/models/demo/{model}/seed1/model.safetensors"
         assert (slurm_run / weights).read_bytes() == (tiny_run / weights).read_bytes()

@@ -55,9 +55,9 @@ class AdditiveAttention(nn.Module):
 
 class SigmoidTanh(torch.autograd.Function):
     """tanh(x) as 2 sigmoid(2x) - 1, with tanh's own backward g (1 - y^2). The attention's [N, S, A] tanh is
-    the largest elementwise pass of a recurrent decoder step, and torch's CPU tanh kernel takes about four
-    times as long as this on the same tensor (`python -m benchmarks.standard_models` times the step); the
-    two differ by about one float32 rounding (tests/test_copy_distribution.py)."""
+    the largest elementwise pass of a recurrent decoder step, and torch's CPU tanh kernel takes several
+    times as long as this on the same tensor; the two differ by about one float32 rounding
+    (tests/test_copy_distribution.py)."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor) -> torch.Tensor:
