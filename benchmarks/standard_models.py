@@ -57,7 +57,7 @@ try:
 except ImportError:  # a --before revision's package, from before the model jobs set it
     reuse_freed_memory = None
 try:
-    from gold_textgen.training.label_logprobs import WITHOUT_TABLE, reads_labels_cheaply
+    from gold_textgen.models.input_contract import WITHOUT_TABLE, reads_labels_cheaply
 except ImportError:  # a --before revision's package, whose MLE step built the [B, T, V] table
     WITHOUT_TABLE, reads_labels_cheaply = {}, lambda model: False
 

@@ -18,16 +18,12 @@ from transformers import Seq2SeqTrainingArguments
 
 from gold_textgen.catalog import LOSSES as CATALOG
 from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.models.input_contract import WITHOUT_TABLE
 from gold_textgen.objectives.loss_truncation import LossTruncation
 from gold_textgen.objectives.table import TokenBatch
 from gold_textgen.objectives.weighted_nll import reference_logprobs, weighted_nll, weighted_reference_nll
 from gold_textgen.training.helper_models import model_from_weights
-from gold_textgen.training.label_logprobs import (
-    WITHOUT_TABLE,
-    helper_reference_logprobs,
-    policy_token_batch,
-    with_labels_if_read_cheaply,
-)
+from gold_textgen.training.label_logprobs import helper_reference_logprobs, policy_token_batch, with_labels_if_read_cheaply
 from gold_textgen.training.mle import MleTrainer
 from gold_textgen.training.objective_loss import objective_terms
 from gold_textgen.training.objective_settings import ObjectiveSettings

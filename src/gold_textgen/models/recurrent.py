@@ -295,13 +295,9 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
             entropies, top = distribution.entropies_and_top()
             entropies, top = positions.unpack(entropies), positions.unpack(top, -1)
         return CopySeq2SeqOutput(
-            loss=loss,
-            logits=logits,
-            coverage_losses=coverage_losses,
-            label_log_likelihoods=label_log_likelihoods,
-            token_entropies=entropies,
-            top_tokens=top,
-        )
+            loss=loss, logits=logits, coverage_losses=coverage_losses, label_log_likelihoods=label_log_likelihoods,
+            token_entropies=entropies, top_tokens=top,
+        )  # fmt: skip
 
     # -- search --------------------------------------------------------------------------------------
     @torch.no_grad()

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import torch
 
+from ..models.input_contract import WITHOUT_TABLE, reads_labels_cheaply
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
-
-
-def reads_labels_cheaply(model: torch.nn.Module) -> bool:
-    """Whether `model`, called with labels, returns their log-probabilities (RecurrentSeq2SeqModel)."""
-    return bool(getattr(model, "returns_label_log_likelihoods", False))
 
 
 def with_labels_if_read_cheaply(model: torch.nn.Module, inputs: dict, labels: torch.Tensor, table: bool = True) -> dict:
@@ -25,11 +21,6 @@ def with_labels_if_read_cheaply(model: torch.nn.Module, inputs: dict, labels: to
     if table:
         return {**inputs, "labels": labels}
     return {**inputs, "labels": labels, **WITHOUT_TABLE}
-
-
-# What a model that reads its labels cheaply is asked for in place of the [B, T, V] table: the entropy and
-# most likely id of each position, which the training log reports (token_statistics.py).
-WITHOUT_TABLE = {"return_logits": False, "return_token_statistics": True}
 
 
 def policy_token_batch(outputs, labels: torch.Tensor) -> TokenBatch:
