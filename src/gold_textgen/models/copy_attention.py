@@ -171,6 +171,6 @@ class TargetLogSoftmax(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):
         log_softmax, targets = ctx.saved_tensors
         grad = grad.unsqueeze(1)
-        # softmax of the (normalised) log-softmax is its exp, in a third of torch's CPU time for exp.
+        # softmax of the (normalised) log-softmax is its exp, and on a CPU much faster than torch's exp.
         logits_grad = torch.softmax(log_softmax, dim=-1).mul_(-grad).scatter_add_(1, targets.unsqueeze(1), grad)
         return logits_grad.to(ctx.logits_dtype), None, None

@@ -22,13 +22,9 @@ class EncodedSource:
     def select(self, index: torch.Tensor) -> EncodedSource:
         return EncodedSource(*(getattr(self, field.name).index_select(0, index) for field in fields(self)))
 
-    def prefix(self, rows: int) -> EncodedSource:
-        """The first `rows` sources (views, no copy)."""
-        return EncodedSource(*(getattr(self, field.name)[:rows] for field in fields(self)))
-
     def prefixes(self, counts: list[int]) -> list[EncodedSource]:
-        """`prefix(n)` for every n of `counts` (teacher forcing's rows still going at each position), the
-        gradients of all of them added into one buffer (`RowPrefixes`)."""
+        """The first n sources (views, no copy) for every n of `counts` (teacher forcing's rows still going
+        at each position), the gradients of all of them added into one buffer (`RowPrefixes`)."""
         columns = [RowPrefixes.apply(tensor, counts) if tensor.requires_grad else [tensor[:n] for n in counts] for tensor in self.parts()]
         return [EncodedSource(*parts) for parts in zip(*columns, strict=True)]
 
