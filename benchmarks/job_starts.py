@@ -1,5 +1,5 @@
 """Measure how long a workflow step takes to start on this machine, cold (a fresh interpreter, as a SLURM job
-starts) and warm (forked from the warm-start server, as a local run's steps after its first start:
+starts) and warm (forked from the warm-start server, as a local run's steps start:
 gold_textgen/runtime/warm_start.py), for a step that runs a model and one that does not, and write the four
 figures into a device profile.
 
@@ -48,7 +48,7 @@ def start_seconds(imports: str, repeats: int = 3, warm: bool = False) -> float:
 
 
 def wait_for_server(script: Path, timeout: float = 120) -> None:
-    """Run the step once (cold: it starts the server), then wait until the server answers."""
+    """Run the step once (it starts the server and waits for it), then check that the server answers."""
     subprocess.run([sys.executable, str(script)], check=True)
     address, deadline = server_address(), time.monotonic() + timeout
     while address is None or not address.exists():

@@ -24,7 +24,7 @@ SMOKE = REPO / "configs" / "smoke.yaml"
 def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tiny_run, tmp_path):
     output = tmp_path / "profile.yaml"
     command = [sys.executable, "-m", "benchmarks.device_profile", "--configfile", str(SMOKE)]
-    command += ["--steps", "2", "--warmup", "1", "--loop-updates", "2", "20", "--start-repeats", "1", "--cores", "1"]
+    command += ["--steps", "2", "--warmup", "1", "--loop-updates", "2", "60", "--start-repeats", "1", "--cores", "1"]
     command += ["--workdir", str(tiny_run), "--output", str(output)]  # the session's smoke run holds the data
     # the drivers' environment: the warm starts are timed on the session's warm-start server, already up
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=driver_environment(OFFLINE))

@@ -1,7 +1,7 @@
 """Warm starts (gold_textgen.runtime.warm_start): a job handed over runs in a fork of a server that has torch
 imported, with the job's own folder, environment, arguments and streams; its exit, its signals and its
-death travel between the fork and the process Snakemake started; off, under SLURM, or before a server is
-up, the job runs where it was started."""
+death travel between the fork and the process Snakemake started; jobs that find the server starting wait for
+it; off, under SLURM, or when the server dies before it is up, the job runs where it was started."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from gold_textgen.runtime.warm_start import hand_over
 hand_over()
 from gold_textgen.runtime.logs import job_environment
 
-facts = {"pid": os.getpid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
+facts = {"pid": os.getpid(), "parent": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
          "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0], "log": job_environment()}
 action = sys.argv[1]
 if action == "report":
@@ -79,14 +79,18 @@ def start_job(server_folder: Path, folder: Path, action: str, **changes: str) ->
 
 @pytest.fixture(scope="module")
 def warm_server(server_folder, tmp_path_factory):
-    """The first job runs in place and starts the server; it is up once its socket is there."""
-    job = start_job(server_folder, tmp_path_factory.mktemp("first"), "report")
-    out, _ = job.communicate("hello", timeout=120)
-    assert job.returncode == 3 and not json.loads(out)["warm"], "the first job should have run in place"
-    deadline = time.monotonic() + 120
-    while not list(server_folder.rglob("*.sock")):
-        assert time.monotonic() < deadline, "no server came up"
-        time.sleep(0.2)
+    """The first two jobs, started together before any server is up: one of them starts the server, and both
+    wait for it and run in forks of that one server (not in place beside it, which would import the same
+    libraries three times at once)."""
+    jobs = [start_job(server_folder, tmp_path_factory.mktemp("first"), "report") for _ in range(2)]
+    facts = []
+    for job in jobs:
+        out, _ = job.communicate("hello", timeout=180)
+        assert job.returncode == 3
+        facts.append(json.loads(out))
+    assert all(fact["warm"] for fact in facts), "a job that found the server starting ran in place"
+    assert facts[0]["parent"] == facts[1]["parent"], "the two jobs ran in forks of different servers"
+    assert len(list(server_folder.rglob("*.sock"))) == 1
     return server_folder
 
 
@@ -143,3 +147,17 @@ def test_switched_off_or_under_slurm_a_job_runs_in_place(warm_server, tmp_path, 
     facts = json.loads(out)
     assert job.returncode == 3 and facts["pid"] == job.pid and not facts["warm"] and "start=cold" in facts["log"]
     assert set(warm_server.rglob("*.sock")) == sockets  # and started no server for its environment
+
+
+def test_a_job_whose_server_dies_before_it_is_up_runs_in_place(server_folder, tmp_path):
+    """A server that cannot start (here every Python of the job's environment with `warm_start` on its command
+    line exits at once) leaves the job that waits for it to run in place, without waiting out any timeout."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nif 'gold_textgen.runtime.warm_start' in open('/proc/self/cmdline').read():\n    sys.exit(1)\n"
+    )
+    started = time.monotonic()
+    job = start_job(server_folder, tmp_path, "report", PYTHONPATH=str(tmp_path))
+    out, _ = job.communicate("hello", timeout=120)
+    facts = json.loads(out)
+    assert job.returncode == 3 and facts["pid"] == job.pid and not facts["warm"] and "start=cold" in facts["log"]
+    assert time.monotonic() - started < 45, "the job waited for a server that had died"

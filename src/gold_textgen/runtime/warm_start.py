@@ -2,12 +2,15 @@
 
 A step that runs a model spends about 5 s of CPU importing torch and transformers before it does anything,
 and a table or figure about 1 s importing pandas, matplotlib and SciPy (docs/benchmarks.md): most of a small
-step's time. The first step of a local run starts a server in the background that imports them once; each
-later step hands itself over to it: the server forks, and the fork runs the step's script with the step's
+step's time. The first step of a local run starts a server in the background that imports them once, and
+every step hands itself over to it: the server forks, and the fork runs the step's script with the step's
 standard streams, folder, environment and arguments, while the process Snakemake started waits for it,
-passes on the signals it receives and exits as the fork exits (killed, the fork dies with it). The project's
-own modules are imported by each step as before, so an edit to them counts from the next step on; a server
-serves one Python, one set of installed packages and one environment, and leaves after a minute without steps.
+passes on the signals it receives and exits as the fork exits (killed, the fork dies with it). A step that
+finds the server still starting waits for it rather than import the same libraries beside it (two model
+steps ready at once would otherwise make three imports on the cores, the server's and their own); it runs
+in place if the server dies before it is up. The project's own modules are imported by each step as before,
+so an edit to them counts from the next step on; a server serves one Python, one set of installed packages
+and one environment, and leaves after a minute without steps.
 
 Off with GOLD_WARM_START=0; never under SLURM, where each job has an allocation of its own (a server left
 behind would outlive it). This module imports nothing heavy: a step calls `hand_over()` before its imports.
@@ -53,20 +56,19 @@ _in_fork = False  # set in a job forked by the server: its script calls hand_ove
 
 
 def hand_over() -> None:
-    """Run the calling job's script in a fork of the warm server and exit as it exits; return (and let the
-    script run here) when warm starts are off, inside such a fork, or when no server is up yet (then one
-    is started for the jobs after this one)."""
+    """Run the calling job's script in a fork of the warm server (started if none is up or starting) and exit
+    as it exits; return (the script runs here) when warm starts are off, inside such a fork, or no server comes up."""
     if _in_fork or not enabled():
         return
     address = server_address()
     if address is None:
         return
-    try:
-        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        connection.connect(str(address))
-    except OSError:
+    connection = _connect(address)
+    if connection is None:
         start_server(address)
-        return
+        connection = _wait_for_server(address)
+        if connection is None:
+            return
     with connection:
         ignored = [int(number) for number in FORWARDED_SIGNALS if signal.getsignal(number) == signal.SIG_IGN]
         request = {"argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ), "ignored": ignored}
@@ -75,6 +77,44 @@ def hand_over() -> None:
         if reply is None:  # the server went away before forking: run here
             return
         _wait_for_fork(connection, reply["pid"], ignored)
+
+
+def _connect(address: Path) -> socket.socket | None:
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(str(address))
+        return connection
+    except OSError:
+        connection.close()
+        return None
+
+
+def _wait_for_server(address: Path) -> socket.socket | None:
+    """A connection to the server being started for `address`, once it is up; None as soon as no server
+    process is starting (it died before it was up) or after 2 x IDLE_SECONDS (a server that hangs)."""
+    starting = address.with_suffix(".starting")
+    deadline = time.monotonic() + 2 * IDLE_SECONDS
+    while time.monotonic() < deadline:
+        connection = _connect(address)
+        if connection is not None:
+            return connection
+        if not _server_starting(starting):
+            return _connect(address)  # up just now (it removes the marker once its socket is there), or dead
+        time.sleep(0.1)
+
+
+def _server_starting(starting: Path) -> bool:
+    """Whether the server named in the `.starting` marker lives: neither gone nor a zombie (dead before the
+    job that started it reaped it); a marker just made names no one yet (that server is starting Python)."""
+    try:
+        text, made = starting.read_text().strip(), starting.stat().st_mtime
+        if not text.isdigit():
+            return time.time() - made < 30
+        os.kill(int(text), 0)
+        status = Path(f"/proc/{text}/status")  # no /proc (macOS): the process exists, that is all we know
+        return not status.parent.parent.joinpath("self").exists() or "(zombie)" not in status.read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):  # gone (a number another user's process took)
+        return False
 
 
 def started_warm() -> bool:
@@ -145,7 +185,14 @@ def start_server(address: Path) -> None:
             stdout=log,
             stderr=log,
             start_new_session=True,
+            preexec_fn=lambda: _name_in(starting),  # before Python starts: waiting jobs see it die, however early
         )
+
+
+def _name_in(marker: Path) -> None:  # this process's id into `marker`, whole or not at all
+    staged = marker.with_name(f".{marker.name}.{os.getpid()}")
+    staged.write_text(str(os.getpid()))
+    os.replace(staged, marker)
 
 
 def send_message(connection: socket.socket, message: dict, fds: list[int] = ()) -> None:
