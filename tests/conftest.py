@@ -89,12 +89,12 @@ def run_snakemake(
 ) -> subprocess.CompletedProcess:
     """Run the project's workflow in `workdir` (outputs land there); every call has a hard timeout (the
     process is killed, not asked to stop: Snakemake waiting on cluster jobs may ignore SIGTERM). `env`
-    adds variables to the environment, or removes those given as None. What starts no job (a dry run,
-    `-n`, a report, `--report`, or `--unlock`) runs in this process (tests/snakemake_in_process.py), unless
-    `env` sets PYTHONPATH (another copy of the package)."""
+    adds variables to the environment, or removes those given as None. The driver runs in this process
+    (tests/snakemake_in_process.py), its jobs in processes of their own, unless it submits to SLURM (a
+    `--profile`) or `env` sets PYTHONPATH (another copy of the package)."""
     command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), *args]
     environment = driver_environment({**OFFLINE, **(env or {})})
-    if {"-n", "--report", "--unlock"} & set(args) and "PYTHONPATH" not in (env or {}):
+    if "--profile" not in args and "PYTHONPATH" not in (env or {}):
         result = snakemake_in_process(command, environment, timeout)
     else:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
