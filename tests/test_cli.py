@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO
+from conftest import OFFLINE, REPO, driver_environment
 
 import gold_textgen
 from gold_textgen.cli.main import job_counts, main
@@ -125,7 +125,8 @@ def test_run_with_a_target_builds_it_for_real(tmp_path):
     target = "results/smoke/data/demo/train.jsonl"
     gold_textgen = Path(sys.executable).with_name("gold-textgen")
     command = [str(gold_textgen), "run", "configs/smoke.yaml", "--target", target, "--cores", "1", "--snakemake", f"--directory {tmp_path}"]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    # the drivers' environment: its step forks from the session's warm-start server, as a user's runs share theirs
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, env=driver_environment(OFFLINE))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert len((tmp_path / target).read_text().splitlines()) == 400  # configs/smoke.yaml's num_train
     assert sorted(path.name for path in (tmp_path / "results" / "smoke").iterdir() if path.is_dir()) == ["data"]
