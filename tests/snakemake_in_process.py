@@ -54,7 +54,8 @@ def snakemake_in_process(
     return subprocess.CompletedProcess(command, status, stdout + jobs[0], stderr + jobs[1])
 
 
-def _run(command: list[str], environment: dict[str, str], timeout: int, cwd: Path | None, inherited) -> tuple[int, str, str]:
+def _run(command: list[str], environment: dict[str, str], timeout: int, cwd: Path | None, inherited: tuple) -> tuple[int, str, str]:
+    """Snakemake's exit status and what it printed, its jobs' standard streams pointed at `inherited`."""
     saved = dict(os.environ), os.getcwd(), sys.argv
     handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     stdout, stderr = io.StringIO(), io.StringIO()

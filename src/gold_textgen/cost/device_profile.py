@@ -139,7 +139,8 @@ class DeviceProfile:
     tasks: dict  # shape key -> {task, architecture, size, tokens, update_s, forward_s, decode_s: {beams: s}}
     path: Path | None = None
     # The same two starts for a step forked from the warm-start server (runtime/warm_start.py): a local run's
-    # steps, the first of which waits for the server's start. None in a profile measured before warm starts (its cold starts stand in).
+    # steps, the first of which waits for the server's start. None in a profile measured before warm starts
+    # (its cold starts stand in).
     warm_job_start: float | None = None
     warm_cpu_job: float | None = None
 

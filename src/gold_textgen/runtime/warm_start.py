@@ -101,6 +101,7 @@ def _wait_for_server(address: Path) -> socket.socket | None:
         if not _server_starting(starting):
             return _connect(address)  # up just now (it removes the marker once its socket is there), or dead
         time.sleep(0.1)
+    return None
 
 
 def _server_starting(starting: Path) -> bool:
@@ -110,9 +111,8 @@ def _server_starting(starting: Path) -> bool:
         text, made = starting.read_text().strip(), starting.stat().st_mtime
         if not text.isdigit():
             return time.time() - made < 30
-        os.kill(int(text), 0)
-        status = Path(f"/proc/{text}/status")  # no /proc (macOS): the process exists, that is all we know
-        return not status.parent.parent.joinpath("self").exists() or "(zombie)" not in status.read_text()
+        os.kill(int(text), 0)  # without /proc (macOS) that it exists is all we know
+        return not Path("/proc/self").exists() or "(zombie)" not in Path(f"/proc/{text}/status").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):  # gone (a number another user's process took)
         return False
 
