@@ -17,6 +17,9 @@ import pytest
 # beside two busy processes used twice the CPU time of a one-thread job when spinning, a sixth more when its
 # threads sleep instead. Set before torch starts OpenMP; every job started from the tests inherits it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The environment drivers start from: the session's, before any test's imports add to it (lm-eval sets
+# HF_XET_HIGH_PERFORMANCE when imported), so that drivers of the same settings share one warm-start server.
+SESSION_ENVIRONMENT = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
 
 import torch
 import yaml
@@ -104,10 +107,10 @@ def run_snakemake(
 
 
 def driver_environment(changes: dict[str, str | None] | None = None) -> dict[str, str]:
-    """The environment of a workflow driver a test starts: this process's, with `changes` (None removes a
-    variable), without what pytest sets per test and per worker. Drivers with the same environment share
-    one warm-start server (gold_textgen.runtime.warm_start), as a user's runs do."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    """The environment of a workflow driver a test starts: the session's (SESSION_ENVIRONMENT), with
+    `changes` (None removes a variable). Drivers with the same environment share one warm-start server
+    (gold_textgen.runtime.warm_start), as a user's runs do."""
+    environment = dict(SESSION_ENVIRONMENT)
     for key, value in (changes or {}).items():
         if value is None:
             environment.pop(key, None)

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import yaml
-from conftest import REPO, SNAKEMAKE, driver_environment
+from conftest import OFFLINE, REPO, SNAKEMAKE, driver_environment
 
 from gold_textgen.training.checkpoints import COMPLETE_FILE
 
@@ -50,7 +50,7 @@ def start_driver(workdir: Path, config: Path, *args: str, env: dict[str, str] | 
         preexec_fn=default_interrupt,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env=driver_environment(env),
+        env=driver_environment({**OFFLINE, **(env or {})}),  # as run_snakemake's drivers: their warm-start server
     )
 
 

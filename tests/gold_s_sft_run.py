@@ -4,7 +4,7 @@ of torchrun's data-parallel workers (gloo on the CPU); the first writes the trai
     python tests/gold_s_sft_run.py OUT 4
     torchrun --nproc_per_node 2 tests/gold_s_sft_run.py OUT 2
 
-(tests/test_sharded_training.py runs both and compares them.)"""
+(tests/test_sharded_training.py runs the second and calls `main` for the first, and compares them.)"""
 
 from __future__ import annotations
 

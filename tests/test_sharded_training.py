@@ -46,25 +46,25 @@ def test_a_policy_sharded_by_fsdp_is_refused_where_helpers_are_built_from_it(sha
 @pytest.mark.trl
 def test_gold_s_data_parallel_on_two_processes_equals_one_process(tmp_path):
     """torchrun's two gloo workers with two examples each train GOLD-s (pi_tilde and the frozen model in
-    each worker, whole weights) to the weights one process trains with batches of four."""
+    each worker, whole weights) to the weights one process trains with batches of four (this one, while
+    the workers run)."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
+    from gold_s_sft_run import main as gold_s_sft_run
     from safetensors.torch import load_file
 
     script = Path(__file__).with_name("gold_s_sft_run.py")
     environment = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
     torchrun = [str(Path(sys.executable).with_name("torchrun")), "--standalone", "--nproc_per_node", "2"]  # a free port of its own
-    commands = {
-        "one": [sys.executable, str(script), str(tmp_path / "one"), "4"],
-        "two": [*torchrun, str(script), str(tmp_path / "two"), "2"],
-    }
-    runs = {name: subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True) for name, command in commands.items()}
-    for name, run in runs.items():
-        _, errors = run.communicate(timeout=600)
-        assert run.returncode == 0, (name, errors[-3000:])
+    workers = subprocess.Popen([*torchrun, str(script), str(tmp_path / "two"), "2"], env=environment, stderr=subprocess.PIPE, text=True)
+    try:
+        gold_s_sft_run(tmp_path / "one", 4)
+    finally:
+        _, errors = workers.communicate(timeout=600)
+    assert workers.returncode == 0, errors[-3000:]
     one, two = (load_file(str(tmp_path / name / "weights.safetensors")) for name in ("one", "two"))
     start = tiny_causal_setup()[2].language_model.state_dict()
     assert max(float((one[key] - start[key]).abs().max()) for key in one) > 1e-4  # it trained
