@@ -17,9 +17,6 @@ import pytest
 # beside two busy processes used twice the CPU time of a one-thread job when spinning, a sixth more when its
 # threads sleep instead. Set before torch starts OpenMP; every job started from the tests inherits it.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# The environment drivers start from: the session's, before any test's imports add to it (lm-eval sets
-# HF_XET_HIGH_PERFORMANCE when imported), so that drivers of the same settings share one warm-start server.
-SESSION_ENVIRONMENT = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
 
 import torch
 import yaml
@@ -36,6 +33,10 @@ from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.runtime.files import write_jsonl
 from gold_textgen.runtime.logs import freeze_imported_objects
+
+# The environment drivers start from: the session's, before any test's imports add to it (lm-eval sets
+# HF_XET_HIGH_PERFORMANCE when imported), so that drivers of the same settings share one warm-start server.
+SESSION_ENVIRONMENT = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
