@@ -94,3 +94,23 @@ def test_the_attentions_tanh_is_tanh_to_a_float_rounding_with_its_gradient():
     (ours,) = torch.autograd.grad(sigmoid_tanh(wide).sum(), wide)
     (theirs,) = torch.autograd.grad(torch.tanh(wide).sum(), wide)
     assert torch.allclose(ours, theirs, atol=1e-12)
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_entropies_and_top_are_those_of_the_table(copy):
+    """The training log's entropy and most likely id, worked out from the distribution's pieces, equal
+    the entropy and argmax of the table by definition (to float rounding), the top being a copied
+    placeholder in some rows and a generated word in others."""
+    logits, attention_logits, source_ids, generate_logit, _ = inputs(copy)
+    if copy:
+        attention_logits.data[:2, 2] = 30.0  # rows whose mass is copied: their top is a source word
+        source_ids[0, 2] = WORDS + 1  # a placeholder
+        generate_logit.data[:2] = -4.0
+    expected = by_definition(logits, attention_of(attention_logits), source_ids, generate_logit, WORDS + SLOTS)
+    entropies, top = ours_of(logits, attention_logits, source_ids, generate_logit).entropies_and_top()
+    assert torch.allclose(
+        entropies, -(expected.exp() * expected).sum(-1) / expected.exp().sum(-1) + expected.exp().sum(-1).log(), atol=1e-5
+    )
+    assert top.tolist() == expected.argmax(-1).tolist()
+    if copy:
+        assert top[0] == WORDS + 1 and top[1] == source_ids[1, 2] and (top[2:] < WORDS).any()

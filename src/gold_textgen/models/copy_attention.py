@@ -127,19 +127,58 @@ class CopyDistribution:
         log_probs = torch.cat([generated.clamp_min(LOG_TINY), floor], dim=1)
         if self.generate_logit is None:
             return log_probs
-        in_vocabulary = self.source_ids < words
-        generated_there = generated.gather(1, self.source_ids.clamp_max(words - 1)).exp() * in_vocabulary
-        mixed = (generated_there + self.copied()).clamp_min(TINY).log()
+        mixed, first = self.source_mixture()
         # A word held at several positions is written once per position, the same value each time; its
         # gradient must flow once, from its first position.
-        first = self.first_position == torch.arange(self.source_ids.shape[1], device=self.source_ids.device)
         return log_probs.scatter_(1, self.source_ids, torch.where(first, mixed, mixed.detach()))
+
+    def source_mixture(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log p of every source position's word [N, S], whether the position is its word's first [N, S])."""
+        mixed = (self.generated_at_sources().exp() * self.sources_in_vocabulary() + self.copied()).clamp_min(TINY).log()
+        first = self.first_position == torch.arange(self.source_ids.shape[1], device=self.source_ids.device)
+        return mixed, first
+
+    def generated_at_sources(self) -> torch.Tensor:
+        """log(g * softmax(z)) at every source position's word [N, S] (a placeholder's: that of the last word of V)."""
+        words = self.log_vocabulary.shape[-1]
+        return self.log_vocabulary.gather(1, self.source_ids.clamp_max(words - 1)) + self.log_generate_share
+
+    def sources_in_vocabulary(self) -> torch.Tensor:
+        return self.source_ids < self.log_vocabulary.shape[-1]
 
     @torch.no_grad()
     def entropies_and_top(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Each row's entropy and most likely id of the extended vocabulary [N], without gradient."""
-        log_probs = self.log_probs()
-        return -(torch.softmax(log_probs, dim=-1) * log_probs).sum(-1), log_probs.argmax(-1)
+        """Each row's entropy and most likely id of the extended vocabulary [N], without gradient.
+
+        With copying, from the pieces of the distribution rather than its [N, size] table (which takes
+        twice as long to build and read): sums over the generator's log-softmax, then the source words'
+        mixture in place of their generated probability (`tests/test_copy_distribution.py` holds both
+        equal to the table's to float rounding; the probabilities the table floors at TINY, some 1e-10 of
+        mass, are taken unfloored)."""
+        if self.generate_logit is None:
+            log_probs = self.log_probs()
+            return -(torch.softmax(log_probs, dim=-1) * log_probs).sum(-1), log_probs.argmax(-1)
+        words = self.log_vocabulary.shape[-1]
+        log_share = self.log_generate_share.squeeze(1)
+        vocabulary = torch.softmax(self.log_vocabulary, dim=-1)  # the exp of a log-softmax
+        vocabulary_mass = vocabulary.sum(-1)
+        expected_log = torch.linalg.vecdot(vocabulary, self.log_vocabulary)
+        # Sums over the extended vocabulary of p = exp(log p) and of p log p, before normalising: every word
+        # of V at its generated log-probability, every placeholder at the floor ...
+        share = log_share.exp()
+        mass = share * vocabulary_mass + (self.size - words) * TINY
+        weighted = share * (expected_log + log_share * vocabulary_mass) + (self.size - words) * TINY * LOG_TINY
+        # ... then each source word (at its first position) at its mixture instead.
+        replaced = torch.where(self.sources_in_vocabulary(), self.generated_at_sources().clamp_min(LOG_TINY), LOG_TINY)
+        mixed, first = self.source_mixture()
+        mass = mass + ((mixed.exp() - replaced.exp()) * first).sum(-1)
+        weighted = weighted + ((mixed.exp() * mixed - replaced.exp() * replaced) * first).sum(-1)
+        entropies = mass.log() - weighted / mass
+        best_generated, best_word = self.log_vocabulary.max(-1)
+        best_mixed, best_position = mixed.masked_fill(~first, float("-inf")).max(-1)
+        best_source_word = self.source_ids.gather(1, best_position.unsqueeze(1)).squeeze(1)
+        top = torch.where(best_mixed >= best_generated + log_share, best_source_word, best_word)
+        return entropies, top
 
     def log_likelihood(self, targets: torch.Tensor) -> torch.Tensor:
         """log p(targets) [N] (targets [N] of the extended vocabulary; negative ids read as id 0): the
