@@ -144,6 +144,28 @@ def test_without_labels_a_row_runs_to_its_last_decoder_input_that_is_not_padding
     assert positions.active == [3, 2, 2, 1]
 
 
+def test_nqg_pps_written_out_recurrence_trains_as_the_loop_through_autograd(monkeypatch):
+    """NQG++'s decoder recurrence on a CPU (attentive_gru.py) against the position-by-position loop through
+    autograd that the pointer-generator runs: the same loss, log-probabilities and gradients of every
+    weight, dropout included."""
+    model, batch = setup("nqg_pp", dropout=0.3)
+    model.train()
+    assert model.runs_attentive_gru(batch["input_ids"])
+    results = []
+    for written_out in (True, False):
+        monkeypatch.setattr(type(model), "runs_attentive_gru", lambda self, ids, written_out=written_out: written_out)
+        torch.manual_seed(5)
+        output = model(**batch)
+        results.append((output.loss, output.logits, gradients(output.loss, model)))
+    (loss, logits, ours), (expected_loss, expected_logits, theirs) = results
+    mask = batch["labels"].ne(-100)
+    assert loss.item() == pytest.approx(expected_loss.item(), rel=1e-6)
+    assert torch.allclose(logits[mask], expected_logits[mask], atol=1e-6)
+    assert_same_gradients(ours, theirs)
+    recurrent = [name.startswith(("decoder_cell", "attention")) for name, _ in model.named_parameters()]
+    assert all(gradient.abs().sum() > 0 for gradient, kept in zip(ours, recurrent, strict=True) if kept)  # the loop's weights learn
+
+
 @pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
 def test_the_prefixes_of_the_encoded_source_add_their_gradients_as_slicing_them_did(architecture, monkeypatch):
     """EncodedSource.prefixes gives every decoder step its rows of the encoder's outputs and keys with one
@@ -151,6 +173,7 @@ def test_the_prefixes_of_the_encoded_source_add_their_gradients_as_slicing_them_
     step gives them, dropout included."""
     model, batch = setup(architecture, dropout=0.3)
     model.train()
+    monkeypatch.setattr(type(model), "runs_attentive_gru", lambda self, ids: False)  # NQG++ through the loop that slices
     torch.manual_seed(4)
     ours = gradients(model(**batch).loss, model)
     sliced_at_every_step = lambda self, counts: [EncodedSource(*(part[:rows] for part in self.parts())) for rows in counts]  # noqa: E731

@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional
 
+from .gru_cell import GruTrace
+
 
 def bidirectional_gru(gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(outputs [B, S, 2H], zero past each row's length; final states [layers * 2, B, H]) of the
@@ -85,76 +87,48 @@ class PackedLayout:
 
 
 class GruRecurrence(torch.autograd.Function):
-    """The GRU recurrence of D directions side by side from their input projections, over a PackedLayout,
-    with its backward.
-
-    forward(projected [D, N, 3H] = W_ih x + b_ih at the packed positions, weight [D, 3H, H] = W_hh,
-    bias [D, 3H] = b_hh, layout) -> the states [D, N, H] at the packed positions. nn.GRU's cell:
-    r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z), n = tanh(i_n + r * h_n), h' = (1 - z) n + z h, where
-    h_* = W_h* h + b_h*; the state before a row's first position is zero."""
+    """The GRU recurrence (gru_cell.py) of D directions side by side from their input projections, over a
+    PackedLayout, with its backward: forward(projected [D, N, 3H] = W_ih x + b_ih at the packed positions,
+    weight [D, 3H, H] = W_hh, bias [D, 3H] = b_hh, layout) -> the states [D, N, H] at the packed positions,
+    the state before a row's first position zero."""
 
     @staticmethod
     def forward(ctx, projected: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, layout: PackedLayout):
         directions, positions, gates = projected.shape
-        hidden = gates // 3
-        states = projected.new_empty(directions, positions, hidden)
-        # What the backward reads of every position besides the states: r and z, n, and h_n.
-        reset_update = projected.new_empty(directions, positions, 2 * hidden)
-        candidate = projected.new_empty(directions, positions, hidden)
-        hidden_candidate = projected.new_empty(directions, positions, hidden)
+        trace = GruTrace.empty(projected, (directions, positions), gates // 3)
         weight_t, bias = weight.transpose(1, 2), bias.unsqueeze(1)
         previous = None
         for offset, count in zip(layout.offsets, layout.active, strict=True):
-            rows = slice(offset, offset + count)
-            step_input = projected[:, rows]
             # W_hh h + b_hh [D, n, 3H] (the bias alone before a row's first position)
             from_state = bias.expand(directions, count, gates) if previous is None else torch.baddbmm(bias, previous[:, :count], weight_t)
-            gates_rz = torch.sigmoid(step_input[..., : 2 * hidden] + from_state[..., : 2 * hidden], out=reset_update[:, rows])
-            hidden_candidate[:, rows] = from_state[..., 2 * hidden :]
-            new = torch.tanh(
-                torch.addcmul(step_input[..., 2 * hidden :], gates_rz[..., :hidden], from_state[..., 2 * hidden :]), out=candidate[:, rows]
-            )
-            state = states[:, rows]
-            if previous is None:
-                torch.mul(new, 1 - gates_rz[..., hidden:], out=state)
-            else:
-                torch.addcmul(new, gates_rz[..., hidden:], previous[:, :count] - new, out=state)
-            previous = state
+            rows = slice(offset, offset + count)
+            previous = trace.step(rows, projected[:, rows], from_state, None if previous is None else previous[:, :count])
         ctx.layout = layout
-        ctx.save_for_backward(weight, states, reset_update, candidate, hidden_candidate)
-        return states
+        ctx.save_for_backward(weight, *trace.tensors())
+        return trace.states
 
     @staticmethod
     def backward(ctx, states_grad: torch.Tensor):
-        weight, states, reset_update, candidate, hidden_candidate = ctx.saved_tensors
-        layout = ctx.layout
-        directions, positions, hidden = states.shape
+        weight, *saved = ctx.saved_tensors
+        trace, layout = GruTrace(*saved), ctx.layout
+        directions, positions, hidden = trace.states.shape
         # Each position's state gradient: its own, plus what the next position of its row gives back.
         total_grad = states_grad.clone()
-        from_state_grad = states.new_empty(directions, positions, 3 * hidden)
-        candidate_input_grad = states.new_empty(directions, positions, hidden)
-        previous_states = states.new_zeros(directions, positions, hidden)
+        projected_grad = trace.states.new_empty(directions, positions, 3 * hidden)
+        from_state_grad = trace.states.new_empty(directions, positions, 3 * hidden)
+        previous_states = trace.states.new_zeros(directions, positions, hidden)
         steps = list(zip(layout.offsets, layout.active, strict=True))
         for t in reversed(range(len(steps))):
             offset, count = steps[t]
             rows = slice(offset, offset + count)
             grad = total_grad[:, rows]
-            gates_rz = reset_update[:, rows]
-            reset, update = gates_rz[..., :hidden], gates_rz[..., hidden:]
-            new = candidate[:, rows]
-            new_grad = torch.mul(grad * (1 - update), 1 - new * new, out=candidate_input_grad[:, rows])
-            step_grad = from_state_grad[:, rows]
-            torch.mul(new_grad, hidden_candidate[:, rows] * reset * (1 - reset), out=step_grad[..., :hidden])
-            torch.mul(new_grad, reset, out=step_grad[..., 2 * hidden :])
-            if t == 0:
-                torch.mul(grad * -new, update * (1 - update), out=step_grad[..., hidden : 2 * hidden])
-                continue
-            previous_rows = slice(steps[t - 1][0], steps[t - 1][0] + count)
-            previous = states[:, previous_rows]
-            previous_states[:, rows] = previous
-            torch.mul(grad * (previous - new), update * (1 - update), out=step_grad[..., hidden : 2 * hidden])
-            total_grad[:, previous_rows] += torch.baddbmm(grad * update, step_grad, weight)
+            previous_rows = slice(steps[t - 1][0], steps[t - 1][0] + count) if t else None
+            previous = trace.states[:, previous_rows] if t else None
+            trace.gradients(rows, grad, previous, projected_grad[:, rows], from_state_grad[:, rows])
+            if t:
+                previous_states[:, rows] = previous
+                update = trace.reset_update[:, rows, hidden:]
+                total_grad[:, previous_rows] += torch.baddbmm(grad * update, from_state_grad[:, rows], weight)
         # The recurrent weights' gradient: one product over every packed position.
         weight_grad = torch.bmm(from_state_grad.transpose(1, 2), previous_states)
-        projected_grad = torch.cat([from_state_grad[..., : 2 * hidden], candidate_input_grad], dim=-1)
         return projected_grad, weight_grad, from_state_grad.sum(1), None

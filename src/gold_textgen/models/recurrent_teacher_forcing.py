@@ -5,7 +5,9 @@ the whole padded batch, and the loss."""
 from __future__ import annotations
 
 import torch
+from torch.nn import functional
 
+from .attentive_gru import AttentiveGruRecurrence
 from .encoded_source import EncodedSource
 from .packed_positions import PackedPositions
 
@@ -19,6 +21,8 @@ class PackedTeacherForcing:
         """The decoder cell and attention, position by position over the rows still going (packed_positions.py):
         what the output layer reads at every packed position [P, ...], and the coverage losses [P] (None
         without coverage)."""
+        if self.runs_attentive_gru(decoder_input_ids):
+            return self.attentive_gru_reads(encoded.select(positions.order), state, decoder_input_ids, positions), None
         sources = encoded.select(positions.order).prefixes(positions.active)
         state = {key: value.index_select(0, positions.order) for key, value in state.items()}
         # One position's words at a time: unbind's backward stacks their gradients, where indexing the
@@ -32,6 +36,30 @@ class PackedTeacherForcing:
             coverage.append(coverage_loss)
         reads = {key: torch.cat([step[key] for step in steps]) for key in steps[0]}
         return reads, torch.cat(coverage) if self.config.coverage else None
+
+    def runs_attentive_gru(self, decoder_input_ids: torch.Tensor) -> bool:
+        """NQG++ on a CPU: the same numbers as the loop below, faster (attentive_gru.py)."""
+        return not (self.config.uses_lstm or decoder_input_ids.is_cuda)
+
+    def attentive_gru_reads(
+        self, sources: EncodedSource, state: dict[str, torch.Tensor], decoder_input_ids: torch.Tensor, positions: PackedPositions
+    ) -> dict[str, torch.Tensor]:
+        """`teacher_forced_reads` of NQG++ (a GRU cell, attention without coverage) through
+        attentive_gru.py, `sources` in the packed rows' order."""
+        words = self.embed_words(decoder_input_ids.flatten().index_select(0, positions.flat))
+        cell, width = self.decoder_cell, self.config.embedding_dim
+        hidden, contexts, attention = AttentiveGruRecurrence.apply(
+            functional.linear(words, cell.weight_ih[:, :width], cell.bias_ih),
+            *(state[key].index_select(0, positions.order) for key in ("h", "context")),
+            sources.keys, sources.outputs, sources.valid,
+            cell.weight_ih[:, width:], cell.weight_hh, cell.bias_hh, self.attention.query.weight, self.attention.energy.weight.view(-1),
+            positions.active,
+        )  # fmt: skip
+        return {
+            "attention": attention,
+            "readout": torch.cat([words, contexts, hidden], dim=-1),
+            "switch": torch.cat([hidden, contexts], dim=-1),
+        }
 
     def teacher_forced_loss(self, log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None):
         """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage loss."""
