@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import nn
@@ -102,11 +103,29 @@ class CopyDistribution:
     size: int
 
     def __post_init__(self) -> None:
-        # Shared by both readings (log_softmax is one fused pass each way; logsumexp is several).
-        self.log_vocabulary = torch.log_softmax(self.generation_logits.float(), dim=-1)
+        self.words = self.generation_logits.shape[-1]
         if self.generate_logit is not None:  # log g and 1 - g [N, 1]
             self.log_generate_share = logsigmoid(self.generate_logit.float())
             self.copy_share = torch.sigmoid(-self.generate_logit.float())
+
+    # The [N, V] tables, each made when first read: the full distribution (decoding, an objective that reads
+    # it) reads the log-softmax, with its gradient; a loss at the labels and the training log read the
+    # softmax and its normaliser alone (no gradient: TargetLogSoftmax writes the logits' gradient), which
+    # saves a training step a pass each way over the largest tensor it has.
+    @cached_property
+    def log_vocabulary(self) -> torch.Tensor:
+        return torch.log_softmax(self.generation_logits.float(), dim=-1)
+
+    @cached_property
+    def vocabulary(self) -> torch.Tensor:
+        """softmax(z) [N, V], without gradient."""
+        return torch.softmax(self.generation_logits.detach().float(), dim=-1)
+
+    @cached_property
+    def log_normaliser(self) -> torch.Tensor:
+        """log sum exp(z) [N, 1], without gradient: max z - log max softmax(z) (one read of each table)."""
+        logits = self.generation_logits.detach().float()
+        return logits.amax(-1, keepdim=True) - self.vocabulary.amax(-1, keepdim=True).log()
 
     def log_generated(self) -> torch.Tensor:
         """log(g * softmax(z)) [N, V]."""
@@ -127,24 +146,20 @@ class CopyDistribution:
         log_probs = torch.cat([generated.clamp_min(LOG_TINY), floor], dim=1)
         if self.generate_logit is None:
             return log_probs
-        mixed, first = self.source_mixture()
+        mixed, first = self.source_mixture(generated.gather(1, self.source_ids.clamp_max(words - 1)))
         # A word held at several positions is written once per position, the same value each time; its
         # gradient must flow once, from its first position.
         return log_probs.scatter_(1, self.source_ids, torch.where(first, mixed, mixed.detach()))
 
-    def source_mixture(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(log p of every source position's word [N, S], whether the position is its word's first [N, S])."""
-        mixed = (self.generated_at_sources().exp() * self.sources_in_vocabulary() + self.copied()).clamp_min(TINY).log()
+    def source_mixture(self, generated: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log p of every source position's word [N, S], whether the position is its word's first [N, S])
+        from log(g * softmax(z)) at every source position's word (a placeholder's: any number) `generated`."""
+        mixed = (generated.exp() * self.sources_in_vocabulary() + self.copied()).clamp_min(TINY).log()
         first = self.first_position == torch.arange(self.source_ids.shape[1], device=self.source_ids.device)
         return mixed, first
 
-    def generated_at_sources(self) -> torch.Tensor:
-        """log(g * softmax(z)) at every source position's word [N, S] (a placeholder's: that of the last word of V)."""
-        words = self.log_vocabulary.shape[-1]
-        return self.log_vocabulary.gather(1, self.source_ids.clamp_max(words - 1)) + self.log_generate_share
-
     def sources_in_vocabulary(self) -> torch.Tensor:
-        return self.source_ids < self.log_vocabulary.shape[-1]
+        return self.source_ids < self.words
 
     @torch.no_grad()
     def entropies_and_top(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -158,35 +173,35 @@ class CopyDistribution:
         if self.generate_logit is None:
             log_probs = self.log_probs()
             return -(torch.softmax(log_probs, dim=-1) * log_probs).sum(-1), log_probs.argmax(-1)
-        words = self.log_vocabulary.shape[-1]
+        words, logits = self.words, self.generation_logits.detach().float()
         log_share = self.log_generate_share.squeeze(1)
-        vocabulary = torch.softmax(self.log_vocabulary, dim=-1)  # the exp of a log-softmax
+        vocabulary, log_normaliser = self.vocabulary, self.log_normaliser.squeeze(1)
         vocabulary_mass = vocabulary.sum(-1)
-        expected_log = torch.linalg.vecdot(vocabulary, self.log_vocabulary)
+        expected_log = torch.linalg.vecdot(vocabulary, logits) - log_normaliser * vocabulary_mass  # sum q log q, q = softmax(z)
         # Sums over the extended vocabulary of p = exp(log p) and of p log p, before normalising: every word
         # of V at its generated log-probability, every placeholder at the floor ...
         share = log_share.exp()
         mass = share * vocabulary_mass + (self.size - words) * TINY
         weighted = share * (expected_log + log_share * vocabulary_mass) + (self.size - words) * TINY * LOG_TINY
         # ... then each source word (at its first position) at its mixture instead.
-        replaced = torch.where(self.sources_in_vocabulary(), self.generated_at_sources().clamp_min(LOG_TINY), LOG_TINY)
-        mixed, first = self.source_mixture()
+        generated = logits.gather(1, self.source_ids.clamp_max(words - 1)) - self.log_normaliser + self.log_generate_share
+        replaced = torch.where(self.sources_in_vocabulary(), generated.clamp_min(LOG_TINY), LOG_TINY)
+        mixed, first = self.source_mixture(generated)
         mass = mass + ((mixed.exp() - replaced.exp()) * first).sum(-1)
         weighted = weighted + ((mixed.exp() * mixed - replaced.exp() * replaced) * first).sum(-1)
         entropies = mass.log() - weighted / mass
-        best_generated, best_word = self.log_vocabulary.max(-1)
+        best_logit, best_word = logits.max(-1)
         best_mixed, best_position = mixed.masked_fill(~first, float("-inf")).max(-1)
         best_source_word = self.source_ids.gather(1, best_position.unsqueeze(1)).squeeze(1)
-        top = torch.where(best_mixed >= best_generated + log_share, best_source_word, best_word)
+        top = torch.where(best_mixed >= best_logit - log_normaliser + log_share, best_source_word, best_word)
         return entropies, top
 
     def log_likelihood(self, targets: torch.Tensor) -> torch.Tensor:
         """log p(targets) [N] (targets [N] of the extended vocabulary; negative ids read as id 0): the
         same numbers as log_probs().gather(targets) without the [N, size] table or its gradient."""
         targets = targets.clamp_min(0)
-        words = self.log_vocabulary.shape[-1]
-        in_vocabulary = targets < words
-        generated = TargetLogSoftmax.apply(self.generation_logits, self.log_vocabulary.detach(), targets.clamp_max(words - 1))
+        in_vocabulary = targets < self.words
+        generated = TargetLogSoftmax.apply(self.generation_logits, self.vocabulary, self.log_normaliser, targets.clamp_max(self.words - 1))
         if self.generate_logit is None:
             return torch.where(in_vocabulary, generated.clamp_min(LOG_TINY), LOG_TINY)
         generated = generated + self.log_generate_share.squeeze(1)
@@ -196,20 +211,19 @@ class CopyDistribution:
 
 
 class TargetLogSoftmax(torch.autograd.Function):
-    """log_softmax(logits).gather(targets) [N] from the log-softmax already computed, with a backward that
-    writes the [N, V] gradient once (g * (onehot(target) - softmax)) instead of a scattered one-hot table
-    followed by log_softmax's backward."""
+    """log_softmax(logits).gather(targets) [N] as logits.gather(targets) - log sum exp(logits), from the softmax
+    and its normaliser already computed, with a backward that writes the [N, V] gradient once
+    (g * (onehot(target) - softmax)) instead of a scattered one-hot table followed by log_softmax's backward."""
 
     @staticmethod
-    def forward(ctx, logits: torch.Tensor, log_softmax: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(log_softmax, targets)
+    def forward(ctx, logits: torch.Tensor, softmax: torch.Tensor, log_normaliser: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(softmax, targets)
         ctx.logits_dtype = logits.dtype
-        return log_softmax.gather(1, targets.unsqueeze(1)).squeeze(1)
+        return (logits.float().gather(1, targets.unsqueeze(1)) - log_normaliser).squeeze(1)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):
-        log_softmax, targets = ctx.saved_tensors
+        softmax, targets = ctx.saved_tensors
         grad = grad.unsqueeze(1)
-        # softmax of the (normalised) log-softmax is its exp, and on a CPU much faster than torch's exp.
-        logits_grad = torch.softmax(log_softmax, dim=-1).mul_(-grad).scatter_add_(1, targets.unsqueeze(1), grad)
-        return logits_grad.to(ctx.logits_dtype), None, None
+        logits_grad = torch.mul(softmax, -grad).scatter_add_(1, targets.unsqueeze(1), grad)
+        return logits_grad.to(ctx.logits_dtype), None, None, None
