@@ -20,8 +20,21 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.nn import functional
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .gru_cell import GruTrace
+
+
+def encoder_states(encoder: nn.GRU | nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, tuple | torch.Tensor]:
+    """(outputs [B, S, 2H], final states) of a recurrent model's bidirectional encoder over `inputs`
+    [B, S, E], row b running its first `lengths[b]` positions: a GRU on a CPU through `bidirectional_gru`,
+    otherwise (the pointer-generator's LSTM, a GPU) through pack_padded_sequence."""
+    if isinstance(encoder, nn.GRU) and not inputs.is_cuda:
+        return bidirectional_gru(encoder, inputs, lengths)
+    packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
+    outputs, final = encoder(packed)
+    outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.shape[1])
+    return outputs, final
 
 
 def bidirectional_gru(gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

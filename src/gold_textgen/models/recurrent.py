@@ -36,11 +36,10 @@ from typing import ClassVar
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationMixin, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
-from .bidirectional_gru import bidirectional_gru
+from .bidirectional_gru import encoder_states
 from .copy_attention import AdditiveAttention, CopyDistribution, first_occurrences
 from .copy_slots import copy_slots
 from .decoder_inputs import ShiftedLabels
@@ -165,12 +164,7 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
             parts.append(embedding(features[name][:, : input_ids.shape[1]]))
         inputs = self.dropout(torch.cat(parts, dim=-1))
         lengths = valid.sum(-1).clamp_min(1).cpu()
-        if isinstance(self.encoder, nn.GRU) and not inputs.is_cuda:  # the same function, faster on a CPU
-            outputs, final = bidirectional_gru(self.encoder, inputs, lengths)
-        else:
-            packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
-            outputs, final = self.encoder(packed)
-            outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=input_ids.shape[1])
+        outputs, final = encoder_states(self.encoder, inputs, lengths)
         encoded = EncodedSource(outputs, self.attention.project_keys(outputs), valid, input_ids, first_occurrences(input_ids))
         return encoded, self.initial_state(final, outputs)
 
