@@ -17,14 +17,15 @@ from __future__ import annotations
 import torch
 
 from .gru_cell import GruTrace
+from .packed_positions import PackedPositions
 
 
 class AttentiveGruRecurrence(torch.autograd.Function):
     """forward(word_input [P, 3H] = W_ih[:, :E] word + b_ih at every packed position, state [B, H] and
     context [B, C] before the first position, keys [B, S, A] (W_k h_i + b of every source position), sources
     [B, S, C] (the encoder outputs), valid [B, S], context_weight [3H, C] = W_ih[:, E:], hidden_weight
-    [3H, H] = W_hh, hidden_bias [3H] = b_hh, query_weight [A, H], energy_weight [A], active (rows still
-    going at each position: the first active[t] of the batch's rows, longest first))
+    [3H, H] = W_hh, hidden_bias [3H] = b_hh, query_weight [A, H], energy_weight [A], positions (the
+    PackedPositions: the rows still going at each position, the first of the rows by length, longest first))
     -> the states [P, H], contexts [P, C] and attention weights [P, S] at the packed positions.
 
     Each position: h' = GRU(i = word_input + W_ih[:, E:] c, h) (gru_cell.py), attention a = softmax over the
@@ -44,18 +45,18 @@ class AttentiveGruRecurrence(torch.autograd.Function):
         hidden_bias,
         query_weight,
         energy_weight,
-        active,
+        positions,
     ):
-        positions, gates = word_input.shape
-        trace = GruTrace.empty(word_input, (positions,), gates // 3)
-        contexts = word_input.new_empty(positions, sources.shape[-1])
-        attention = word_input.new_empty(positions, sources.shape[1])
+        total, gates = word_input.shape
+        trace = GruTrace.empty(word_input, (total,), gates // 3)
+        contexts = word_input.new_empty(total, sources.shape[-1])
+        attention = word_input.new_empty(total, sources.shape[1])
         # sigmoid(2x) at every position, x = keys + W_q h' [P, S, A]: what the tanh's backward reads.
-        squashed = word_input.new_empty(positions, *keys.shape[1:])
+        squashed = word_input.new_empty(total, *keys.shape[1:])
         doubled_keys, invalid = keys * 2, ~valid  # 2 (a + b) = 2a + 2b exactly: sigmoid_tanh's 2x
         energy_offset = energy_weight.sum()
         initial_state, initial_context = state, context
-        for rows, count, _ in packed_steps(active):
+        for rows, count, _ in positions.steps():
             step_input = torch.addmm(word_input[rows], context[:count], context_weight.t())
             from_state = torch.addmm(hidden_bias, state[:count], hidden_weight.t())
             state = trace.step(rows, step_input, from_state, state[:count])
@@ -66,7 +67,7 @@ class AttentiveGruRecurrence(torch.autograd.Function):
             attention[rows] = torch.softmax(energy.masked_fill_(invalid[:count], float("-inf")), dim=-1)
             context = torch.bmm(attention[rows].unsqueeze(1), sources[:count]).squeeze(1)
             contexts[rows] = context
-        ctx.active = active
+        ctx.positions = positions
         ctx.save_for_backward(
             initial_state, initial_context, keys, sources, context_weight, hidden_weight, query_weight, energy_weight, squashed, contexts,
             attention, *trace.tensors(),
@@ -81,18 +82,18 @@ class AttentiveGruRecurrence(torch.autograd.Function):
         ) = ctx.saved_tensors  # fmt: skip
         trace = GruTrace(*saved)
         states = trace.states
-        positions, hidden = states.shape
+        total, hidden = states.shape
         # Each position's gradients: its own, plus what the next position of its row gives back.
         total_state = states_grad.clone() if states_grad is not None else torch.zeros_like(states)
         total_context = contexts_grad.clone() if contexts_grad is not None else torch.zeros_like(contexts)
         attention_grad = attention_grad if attention_grad is not None else torch.zeros_like(attention)
-        word_input_grad, from_state_grad = states.new_empty(positions, 3 * hidden), states.new_empty(positions, 3 * hidden)
-        query_grad, energy_grad = states.new_empty(positions, keys.shape[-1]), torch.zeros_like(attention)
+        word_input_grad, from_state_grad = states.new_empty(total, 3 * hidden), states.new_empty(total, 3 * hidden)
+        query_grad, energy_grad = states.new_empty(total, keys.shape[-1]), torch.zeros_like(attention)
         previous_states, previous_contexts = torch.empty_like(states), torch.empty_like(contexts)
         keys_grad = torch.zeros_like(keys)
         state_grad, context_grad = torch.zeros_like(initial_state), torch.zeros_like(initial_context)
         quadrupled_energy = energy_weight * 4  # d/dx of 2 v . sigmoid(2x) = 4 v sigmoid'(2x)
-        for rows, count, previous_rows in reversed(packed_steps(ctx.active)):
+        for rows, count, previous_rows in reversed(ctx.positions.steps()):
             context = total_context[rows]
             weights = attention[rows]
             weights_grad = attention_grad[rows] + torch.bmm(sources[:count], context.unsqueeze(2)).squeeze(2)
@@ -118,26 +119,17 @@ class AttentiveGruRecurrence(torch.autograd.Function):
         # The weights' gradients: one product each over every packed position.
         energy_weight_grad = torch.mv(squashed.view(-1, squashed.shape[-1]).t(), energy_grad.view(-1)).mul_(2).sub_(energy_grad.sum())
         return (
-            word_input_grad, state_grad, context_grad, keys_grad, sources_grad(attention, total_context, ctx.active, sources), None,
+            word_input_grad, state_grad, context_grad, keys_grad, sources_grad(attention, total_context, ctx.positions, sources), None,
             word_input_grad.t().mm(previous_contexts), from_state_grad.t().mm(previous_states), from_state_grad.sum(0),
             query_grad.t().mm(states), energy_weight_grad, None,
         )  # fmt: skip
 
 
-def packed_steps(active: list[int]) -> list[tuple[slice, int, slice | None]]:
-    """For each position: its packed rows, their count, and the same rows at the position before (None at the first)."""
-    steps, offset, previous = [], 0, None
-    for count in active:
-        steps.append((slice(offset, offset + count), count, None if previous is None else slice(previous, previous + count)))
-        previous, offset = offset, offset + count
-    return steps
-
-
-def sources_grad(attention: torch.Tensor, contexts_grad: torch.Tensor, active: list[int], sources: torch.Tensor) -> torch.Tensor:
+def sources_grad(attention: torch.Tensor, contexts_grad: torch.Tensor, positions: PackedPositions, sources: torch.Tensor) -> torch.Tensor:
     """The encoder outputs' gradient [B, S, C] from every position's context c = a . sources: for each row,
     its attention weights over the positions, transposed, times its contexts' gradients (one batched product)."""
-    batch, steps = sources.shape[0], len(active)
-    rows = torch.cat([torch.arange(count) * steps + t for t, count in enumerate(active)]).to(sources.device)
+    batch, steps = sources.shape[0], len(positions.active)
+    rows = torch.cat([torch.arange(count) * steps + t for t, count in enumerate(positions.active)]).to(sources.device)
     weights = attention.new_zeros(batch * steps, attention.shape[-1]).index_copy_(0, rows, attention)
     grads = contexts_grad.new_zeros(batch * steps, contexts_grad.shape[-1]).index_copy_(0, rows, contexts_grad)
     return torch.bmm(weights.view(batch, steps, -1).transpose(1, 2), grads.view(batch, steps, -1))

@@ -15,14 +15,13 @@ the model keeps nn.GRU (one cuDNN kernel).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 from torch.nn import functional
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .gru_cell import GruTrace
+from .packed_positions import PackedPositions
 
 
 def encoder_states(encoder: nn.GRU | nn.LSTM, inputs: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, tuple | torch.Tensor]:
@@ -42,7 +41,14 @@ def bidirectional_gru(gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) 
     bidirectional, batch-first `gru` over `inputs` [B, S, E], row b running its first `lengths[b]` (>= 1)
     positions: what pack_padded_sequence, `gru` and pad_packed_sequence give."""
     batch, steps = inputs.shape[:2]
-    layout = PackedLayout.of(lengths.tolist(), steps, inputs.device)
+    lengths = lengths.to(inputs.device)
+    positions = PackedPositions.of_lengths(lengths, steps)
+    # Each packed position's index in the flattened batch reading its row forwards (`flat`) and backwards
+    # (position t of a row read backwards is its position length - 1 - t), and each row's last one.
+    times = positions.flat - positions.rows * steps
+    backwards = positions.rows * steps + lengths.index_select(0, positions.rows) - 1 - times
+    is_last = times == lengths.index_select(0, positions.rows) - 1
+    last = torch.empty_like(lengths).index_copy_(0, positions.rows[is_last], is_last.nonzero().squeeze(1))
     layer_input = inputs.reshape(batch * steps, -1)
     finals = []
     for layer in range(gru.num_layers):
@@ -55,90 +61,53 @@ def bidirectional_gru(gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) 
         projected = torch.stack(
             [
                 functional.linear(layer_input.index_select(0, index), direction[0], direction[2])
-                for index, direction in zip((layout.forwards, layout.backwards), weights, strict=True)
+                for index, direction in zip((positions.flat, backwards), weights, strict=True)
             ]
         )  # [2, N, 3H]: the packed positions of each direction
         recurrent_weight = torch.stack([weights[0][1], weights[1][1]])
         recurrent_bias = torch.stack([weights[0][3], weights[1][3]])
-        outputs = GruRecurrence.apply(projected, recurrent_weight, recurrent_bias, layout)
+        outputs = GruRecurrence.apply(projected, recurrent_weight, recurrent_bias, positions)
         padding = outputs.new_zeros(batch * steps, outputs.shape[-1])
-        layer_input = torch.cat(
-            [padding.index_copy(0, layout.forwards, outputs[0]), padding.index_copy(0, layout.backwards, outputs[1])], dim=-1
-        )
-        finals.append(outputs.index_select(1, layout.last).index_select(1, layout.unsort))
+        layer_input = torch.cat([padding.index_copy(0, positions.flat, outputs[0]), padding.index_copy(0, backwards, outputs[1])], dim=-1)
+        finals.append(outputs.index_select(1, last))
     return layer_input.view(batch, steps, -1), torch.cat(finals)
-
-
-@dataclass(frozen=True)
-class PackedLayout:
-    """pack_padded_sequence's layout of a batch of B rows of S positions: the rows by decreasing length,
-    time-major, position t holding the `active[t]` rows still going (a prefix of that order), packed
-    position p at `offsets[t] + i` for the i-th of them. `forwards` and `backwards` [N]: each packed
-    position's index row * S + t in the flattened batch, reading each row forwards and backwards (position
-    t of a row read backwards is its position length - 1 - t); `last` [B]: the packed position of each
-    sorted row's last step; `unsort` [B]: sorted order back to the batch's."""
-
-    active: list[int]
-    offsets: list[int]
-    forwards: torch.Tensor
-    backwards: torch.Tensor
-    last: torch.Tensor
-    unsort: torch.Tensor
-
-    @classmethod
-    def of(cls, lengths: list[int], steps: int, device: torch.device) -> PackedLayout:
-        order = sorted(range(len(lengths)), key=lambda row: -lengths[row])  # stable: ties keep the batch's order
-        active = [sum(length > t for length in lengths) for t in range(max(lengths))]
-        offsets = [0]
-        for count in active[:-1]:
-            offsets.append(offsets[-1] + count)
-        forwards = [order[i] * steps + t for t, count in enumerate(active) for i in range(count)]
-        backwards = [order[i] * steps + lengths[order[i]] - 1 - t for t, count in enumerate(active) for i in range(count)]
-        last = [offsets[lengths[row] - 1] + i for i, row in enumerate(order)]
-        unsort = sorted(range(len(order)), key=order.__getitem__)
-        return cls(active, offsets, *(torch.tensor(values, device=device) for values in (forwards, backwards, last, unsort)))
 
 
 class GruRecurrence(torch.autograd.Function):
     """The GRU recurrence (gru_cell.py) of D directions side by side from their input projections, over a
-    PackedLayout, with its backward: forward(projected [D, N, 3H] = W_ih x + b_ih at the packed positions,
-    weight [D, 3H, H] = W_hh, bias [D, 3H] = b_hh, layout) -> the states [D, N, H] at the packed positions,
+    PackedPositions, with its backward: forward(projected [D, N, 3H] = W_ih x + b_ih at the packed positions,
+    weight [D, 3H, H] = W_hh, bias [D, 3H] = b_hh, positions) -> the states [D, N, H] at the packed positions,
     the state before a row's first position zero."""
 
     @staticmethod
-    def forward(ctx, projected: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, layout: PackedLayout):
-        directions, positions, gates = projected.shape
-        trace = GruTrace.empty(projected, (directions, positions), gates // 3)
+    def forward(ctx, projected: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, positions: PackedPositions):
+        directions, total, gates = projected.shape
+        trace = GruTrace.empty(projected, (directions, total), gates // 3)
         weight_t, bias = weight.transpose(1, 2), bias.unsqueeze(1)
         previous = None
-        for offset, count in zip(layout.offsets, layout.active, strict=True):
+        for rows, count, _ in positions.steps():
             # W_hh h + b_hh [D, n, 3H] (the bias alone before a row's first position)
             from_state = bias.expand(directions, count, gates) if previous is None else torch.baddbmm(bias, previous[:, :count], weight_t)
-            rows = slice(offset, offset + count)
             previous = trace.step(rows, projected[:, rows], from_state, None if previous is None else previous[:, :count])
-        ctx.layout = layout
+        ctx.positions = positions
         ctx.save_for_backward(weight, *trace.tensors())
         return trace.states
 
     @staticmethod
     def backward(ctx, states_grad: torch.Tensor):
         weight, *saved = ctx.saved_tensors
-        trace, layout = GruTrace(*saved), ctx.layout
-        directions, positions, hidden = trace.states.shape
+        trace = GruTrace(*saved)
+        directions, total, hidden = trace.states.shape
         # Each position's state gradient: its own, plus what the next position of its row gives back.
         total_grad = states_grad.clone()
-        projected_grad = trace.states.new_empty(directions, positions, 3 * hidden)
-        from_state_grad = trace.states.new_empty(directions, positions, 3 * hidden)
-        previous_states = trace.states.new_zeros(directions, positions, hidden)
-        steps = list(zip(layout.offsets, layout.active, strict=True))
-        for t in reversed(range(len(steps))):
-            offset, count = steps[t]
-            rows = slice(offset, offset + count)
+        projected_grad = trace.states.new_empty(directions, total, 3 * hidden)
+        from_state_grad = trace.states.new_empty(directions, total, 3 * hidden)
+        previous_states = trace.states.new_zeros(directions, total, hidden)
+        for rows, _, previous_rows in reversed(ctx.positions.steps()):
             grad = total_grad[:, rows]
-            previous_rows = slice(steps[t - 1][0], steps[t - 1][0] + count) if t else None
-            previous = trace.states[:, previous_rows] if t else None
+            previous = None if previous_rows is None else trace.states[:, previous_rows]
             trace.gradients(rows, grad, previous, projected_grad[:, rows], from_state_grad[:, rows])
-            if t:
+            if previous_rows is not None:
                 previous_states[:, rows] = previous
                 update = trace.reset_update[:, rows, hidden:]
                 total_grad[:, previous_rows] += torch.baddbmm(grad * update, from_state_grad[:, rows], weight)

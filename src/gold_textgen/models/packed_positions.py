@@ -35,12 +35,19 @@ class PackedPositions:
         """Each row runs up to its last label (-100 is no label); without labels, up to its last decoder
         input that is not padding (the position after the reference's end included: harmless), at least
         one position."""
-        batch, width = decoder_input_ids.shape
+        width = decoder_input_ids.shape[1]
         positions = torch.arange(width, device=decoder_input_ids.device)
         if labels is not None:
             lengths = (labels.ne(-100) * (positions + 1)).amax(-1)
         else:
             lengths = (decoder_input_ids.ne(pad_token_id) * (positions + 1)).amax(-1).clamp_min(1)
+        return cls.of_lengths(lengths, width)
+
+    @classmethod
+    def of_lengths(cls, lengths: torch.Tensor, width: int) -> PackedPositions:
+        """Rows of `lengths` [B] positions each, in a batch padded to `width` (the encoder's sources too)."""
+        batch = lengths.shape[0]
+        positions = torch.arange(width, device=lengths.device)
         order = torch.argsort(lengths, descending=True, stable=True)
         each = lengths.tolist()
         active = [sum(length > t for length in each) for t in range(max(each, default=0))]
@@ -49,6 +56,15 @@ class PackedPositions:
         flat = rows * width + steps
         computed = torch.zeros(batch * width, dtype=torch.bool, device=flat.device).index_fill_(0, flat, True)
         return cls(batch, width, order, active, rows, flat, computed.logical_not().nonzero().squeeze(1))
+
+    def steps(self) -> list[tuple[slice, int, slice | None]]:
+        """For each position t: its packed rows, their count, and the same rows at position t - 1 (None at
+        the first): what a recurrence over the packed positions reads and writes at each step."""
+        steps, offset, previous = [], 0, None
+        for count in self.active:
+            steps.append((slice(offset, offset + count), count, None if previous is None else slice(previous, previous + count)))
+            previous, offset = offset, offset + count
+        return steps
 
     @property
     def total(self) -> int:

@@ -53,7 +53,7 @@ class PackedTeacherForcing:
             *(state[key].index_select(0, positions.order) for key in ("h", "context")),
             sources.keys, sources.outputs, sources.valid,
             cell.weight_ih[:, width:], cell.weight_hh, cell.bias_hh, self.attention.query.weight, self.attention.energy.weight.view(-1),
-            positions.active,
+            positions,
         )  # fmt: skip
         return {
             "attention": attention,
