@@ -3,14 +3,14 @@ sources of different lengths, as pack_padded_sequence gives it, in a fraction of
 
 PyTorch's CPU GRU over a packed sequence runs every time step through autograd as a handful of small
 operations (the input projection included, one per step), and its backward replays them one by one:
-nqg_real's encoder took a third of a training step. Here the input projections of every position and
-both directions are two large matrix products, the recurrence runs both directions side by side in one
-loop (the backward direction over each row reversed within its length, so both walk forward over the
-same padding mask), and its backward (`GruRecurrence`) is written out, with the recurrent weights'
-gradient one matrix product over all the steps at the end. The parameters are the nn.GRU's own, so
-checkpoints do not change; `tests/test_bidirectional_gru.py` holds outputs, final states and gradients
-equal to nn.GRU's over the packed batch (to float rounding: the sums run in another order). On a GPU
-the model keeps nn.GRU (one cuDNN kernel).
+nqg_real's encoder took a third of a training step. Here the input projections of every position and both
+directions are two large matrix products over the sources' packed positions (packed_positions.py), the
+recurrence runs both directions side by side in one loop (the backward direction over each row reversed
+within its length, so both walk the same packed positions), and its backward (`GruRecurrence`) is written
+out, with the recurrent weights' gradient one matrix product over all the steps at the end. The
+parameters are the nn.GRU's own, so checkpoints do not change; `tests/test_bidirectional_gru.py` holds
+outputs, final states and gradients equal to nn.GRU's over the packed batch (to float rounding: the sums
+run in another order). On a GPU the model keeps nn.GRU (one cuDNN kernel).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def bidirectional_gru(gru: nn.GRU, inputs: torch.Tensor, lengths: torch.Tensor) 
     # Each packed position's index in the flattened batch reading its row forwards (`flat`) and backwards
     # (position t of a row read backwards is its position length - 1 - t), and each row's last one.
     times = positions.flat - positions.rows * steps
-    backwards = positions.rows * steps + lengths.index_select(0, positions.rows) - 1 - times
-    is_last = times == lengths.index_select(0, positions.rows) - 1
+    last_times = lengths.index_select(0, positions.rows) - 1
+    backwards = positions.rows * steps + last_times - times
+    is_last = times == last_times
     last = torch.empty_like(lengths).index_copy_(0, positions.rows[is_last], is_last.nonzero().squeeze(1))
     layer_input = inputs.reshape(batch * steps, -1)
     finals = []

@@ -166,7 +166,7 @@ class CopyDistribution:
         """Each row's entropy and most likely id of the extended vocabulary [N], without gradient.
 
         With copying, from the pieces of the distribution rather than its [N, size] table (which takes
-        twice as long to build and read): sums over the generator's log-softmax, then the source words'
+        twice as long to build and read): sums over the generator's softmax and its normaliser, then the source words'
         mixture in place of their generated probability (`tests/test_copy_distribution.py` holds both
         equal to the table's to float rounding; the probabilities the table floors at TINY, some 1e-10 of
         mass, are taken unfloored)."""
