@@ -114,3 +114,36 @@ def test_entropies_and_top_are_those_of_the_table(copy):
     assert top.tolist() == expected.argmax(-1).tolist()
     if copy:
         assert top[0] == WORDS + 1 and top[1] == source_ids[1, 2] and (top[2:] < WORDS).any()
+
+
+@pytest.mark.parametrize("copy", [True, False])
+def test_a_projected_loss_takes_its_gradient_to_the_readout_and_the_weight(copy):
+    """Given the logits' inputs (readout @ weight.T, a tied output layer), the targets' log-likelihoods take
+    their gradient to the readout and the weight without the logits' table (projected_log_softmax.py): the
+    values and every gradient equal those through autograd of the definition, and the training log's
+    entropies, read then from the softmax-weighted mean embedding, those of the table."""
+    _, attention_logits, source_ids, generate_logit, targets = inputs(copy)
+    generator = torch.Generator().manual_seed(2)
+    readout = torch.randn(ROWS, 5, generator=generator).requires_grad_()
+    weight = (torch.randn(WORDS, 5, generator=generator) * 2).requires_grad_()
+    leaves = [tensor for tensor in (readout, weight, attention_logits, generate_logit) if tensor is not None]
+    kept = targets.ne(-100)
+
+    expected = by_definition(readout @ weight.t(), attention_of(attention_logits), source_ids, generate_logit, WORDS + SLOTS)
+    expected_targets = expected.gather(1, targets.clamp_min(0).unsqueeze(1)).squeeze(1)[kept]
+    expected_gradients = torch.autograd.grad(expected_targets.sum(), leaves, allow_unused=True)
+    distribution = CopyDistribution(
+        readout @ weight.t(), attention_of(attention_logits), source_ids, first_occurrences(source_ids), generate_logit,
+        WORDS + SLOTS, readout, weight,
+    )  # fmt: skip
+    ours_targets = distribution.log_likelihood(targets)[kept]
+    assert "mean_output_embedding" in distribution.__dict__  # the projected path ran
+    gradients = torch.autograd.grad(ours_targets.sum(), leaves, allow_unused=True)
+    assert torch.allclose(ours_targets, expected_targets, atol=1e-5)
+    assert_same_gradients(gradients, expected_gradients)
+    entropies, top = distribution.entropies_and_top()
+    expected = expected.detach()
+    assert torch.allclose(
+        entropies, -(expected.exp() * expected).sum(-1) / expected.exp().sum(-1) + expected.exp().sum(-1).log(), atol=1e-5
+    )
+    assert top.tolist() == expected.argmax(-1).tolist()

@@ -24,6 +24,8 @@ import torch
 from torch import nn
 from torch.nn.functional import logsigmoid
 
+from .projected_log_softmax import ProjectedTargetLogSoftmax, mean_output_embedding
+
 TINY = 1e-12  # the floor of a probability before its log (FocusSeq2Seq adds the same constant)
 LOG_TINY = math.log(TINY)
 
@@ -93,7 +95,9 @@ class CopyDistribution:
     covers the first generation_logits.shape[-1] ids; the copy placeholders after them get copy mass only.
     Probabilities are floored at TINY before the log, so slots that no source position holds keep a finite
     log-probability (search masks them; training never targets them). `first_position` [N, S] is
-    `first_occurrences(source_ids)`, computed once per source."""
+    `first_occurrences(source_ids)`, computed once per source. With `readout` [N, E] and `projection_weight`
+    [V, E], the logits' own inputs (generation_logits = readout @ projection_weight.T), a loss at the labels
+    takes its gradient to them directly (projected_log_softmax.py)."""
 
     generation_logits: torch.Tensor
     attention: torch.Tensor
@@ -101,6 +105,8 @@ class CopyDistribution:
     first_position: torch.Tensor
     generate_logit: torch.Tensor | None
     size: int
+    readout: torch.Tensor | None = None
+    projection_weight: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         self.words = self.generation_logits.shape[-1]
@@ -126,6 +132,11 @@ class CopyDistribution:
         """log sum exp(z) [N, 1], without gradient: max z - log max softmax(z) (one read of each table)."""
         logits = self.generation_logits.detach().float()
         return logits.amax(-1, keepdim=True) - self.vocabulary.amax(-1, keepdim=True).log()
+
+    @cached_property
+    def mean_output_embedding(self) -> torch.Tensor:
+        """softmax(z) @ projection_weight [N, E], without gradient."""
+        return mean_output_embedding(self.vocabulary, self.projection_weight)
 
     def log_generated(self) -> torch.Tensor:
         """log(g * softmax(z)) [N, V]."""
@@ -177,7 +188,11 @@ class CopyDistribution:
         log_share = self.log_generate_share.squeeze(1)
         vocabulary, log_normaliser = self.vocabulary, self.log_normaliser.squeeze(1)
         vocabulary_mass = vocabulary.sum(-1)
-        expected_log = torch.linalg.vecdot(vocabulary, logits) - log_normaliser * vocabulary_mass  # sum q log q, q = softmax(z)
+        if "mean_output_embedding" in self.__dict__:  # sum_v q_v z_v = r . (q W), given q W (the loss's backward needs it)
+            expected_logit = torch.linalg.vecdot(self.readout.detach().float(), self.mean_output_embedding)
+        else:
+            expected_logit = torch.linalg.vecdot(vocabulary, logits)
+        expected_log = expected_logit - log_normaliser * vocabulary_mass  # sum q log q, q = softmax(z)
         # Sums over the extended vocabulary of p = exp(log p) and of p log p, before normalising: every word
         # of V at its generated log-probability, every placeholder at the floor ...
         share = log_share.exp()
@@ -201,13 +216,23 @@ class CopyDistribution:
         same numbers as log_probs().gather(targets) without the [N, size] table or its gradient."""
         targets = targets.clamp_min(0)
         in_vocabulary = targets < self.words
-        generated = TargetLogSoftmax.apply(self.generation_logits, self.vocabulary, self.log_normaliser, targets.clamp_max(self.words - 1))
+        generated = self.target_log_softmax(targets.clamp_max(self.words - 1))
         if self.generate_logit is None:
             return torch.where(in_vocabulary, generated.clamp_min(LOG_TINY), LOG_TINY)
         generated = generated + self.log_generate_share.squeeze(1)
         held = self.source_ids == targets.unsqueeze(1)
         copied = self.copy_share.squeeze(1) * (self.attention.float() * held).sum(-1)
         return (generated.exp() * in_vocabulary + copied).clamp_min(TINY).log()
+
+    def target_log_softmax(self, targets: torch.Tensor) -> torch.Tensor:
+        """log softmax(z)[targets] [N] (targets below V), its gradient taken to the readout and the projection
+        weight when the distribution has them, else to the logits."""
+        if self.readout is not None and torch.is_grad_enabled() and self.generation_logits.requires_grad:
+            return ProjectedTargetLogSoftmax.apply(
+                self.readout, self.projection_weight, self.generation_logits.detach(), self.vocabulary, self.log_normaliser,
+                self.mean_output_embedding, targets,
+            )  # fmt: skip
+        return TargetLogSoftmax.apply(self.generation_logits, self.vocabulary, self.log_normaliser, targets)
 
 
 class TargetLogSoftmax(torch.autograd.Function):

@@ -236,8 +236,9 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
             generate_logit = self.copy_switch(reads["switch"])
             if not self.config.uses_lstm:  # NQG++'s switch is the copy probability: g = 1 - sigmoid(s) = sigmoid(-s)
                 generate_logit = -generate_logit
-        logits = self.output_projection(readout)
-        return CopyDistribution(logits, reads["attention"], source_ids, first_position, generate_logit, self.config.output_size)
+        logits, weight = self.output_projection(readout), self.output_projection.weight
+        size = self.config.output_size
+        return CopyDistribution(logits, reads["attention"], source_ids, first_position, generate_logit, size, readout, weight)
 
     # -- teacher forcing -----------------------------------------------------------------------------
     def forward(
