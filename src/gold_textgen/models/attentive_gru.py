@@ -22,14 +22,17 @@ from .packed_positions import PackedPositions
 
 class AttentiveGruRecurrence(torch.autograd.Function):
     """forward(word_input [P, 3H] = W_ih[:, :E] word + b_ih at every packed position, state [B, H] and
-    context [B, C] before the first position, keys [B, S, A] (W_k h_i + b of every source position), sources
-    [B, S, C] (the encoder outputs), valid [B, S], context_weight [3H, C] = W_ih[:, E:], hidden_weight
-    [3H, H] = W_hh, hidden_bias [3H] = b_hh, query_weight [A, H], energy_weight [A], positions (the
-    PackedPositions: the rows still going at each position, the first of the rows by length, longest first))
-    -> the states [P, H], contexts [P, C] and attention weights [P, S] at the packed positions.
+    context [B, C] before the first position, keys [L, A] (W_k h_i + b at the L valid source positions, row
+    by row, each row's in order), sources [B, S, C] (the encoder outputs), valid [B, S], context_weight
+    [3H, C] = W_ih[:, E:], hidden_weight [3H, H] = W_hh, hidden_bias [3H] = b_hh, query_weight [A, H],
+    energy_weight [A], positions (the PackedPositions: the rows still going at each position, the first of
+    the rows by length, longest first)) -> the states [P, H], contexts [P, C] and attention weights [P, S] at
+    the packed positions.
 
     Each position: h' = GRU(i = word_input + W_ih[:, E:] c, h) (gru_cell.py), attention a = softmax over the
-    valid positions of v . tanh(keys + W_q h'), the next context c' = a . sources."""
+    valid positions of v . tanh(keys + W_q h'), the next context c' = a . sources. The energies are computed
+    at the valid source positions of the rows still going alone (the first rows' keys are a prefix of
+    `keys`): a batch padded to its longest sentence is half padding on NQG's sentences."""
 
     @staticmethod
     def forward(
@@ -51,35 +54,40 @@ class AttentiveGruRecurrence(torch.autograd.Function):
         trace = GruTrace.empty(word_input, (total,), gates // 3)
         contexts = word_input.new_empty(total, sources.shape[-1])
         attention = word_input.new_empty(total, sources.shape[1])
-        # sigmoid(2x) at every position, x = keys + W_q h' [P, S, A]: what the tanh's backward reads.
-        squashed = word_input.new_empty(total, *keys.shape[1:])
-        doubled_keys, invalid = keys * 2, ~valid  # 2 (a + b) = 2a + 2b exactly: sigmoid_tanh's 2x
+        layout = SourceLayout(valid, positions)
+        # sigmoid(2x) at every position's valid source positions, x = keys + W_q h' [sum n, A]: what the
+        # tanh's backward reads.
+        squashed = word_input.new_empty(layout.total, keys.shape[-1])
+        doubled_keys = keys * 2  # 2 (a + b) = 2a + 2b exactly: sigmoid_tanh's 2x
         energy_offset = energy_weight.sum()
         initial_state, initial_context = state, context
-        for rows, count, _ in positions.steps():
+        for (rows, count, _), span in zip(positions.steps(), layout.spans, strict=True):
             step_input = torch.addmm(word_input[rows], context[:count], context_weight.t())
             from_state = torch.addmm(hidden_bias, state[:count], hidden_weight.t())
             state = trace.step(rows, step_input, from_state, state[:count])
             query = torch.mm(state, query_weight.t()).mul_(2)
-            sigmoid = torch.sigmoid(doubled_keys[:count] + query.unsqueeze(1), out=squashed[rows])
+            sigmoid = torch.index_select(query, 0, layout.rows[: layout.ends[count]], out=squashed[span])
+            sigmoid.add_(doubled_keys[: layout.ends[count]]).sigmoid_()
             # v . tanh(x) = v . (2 sigmoid(2x) - 1) = 2 v . sigmoid(2x) - sum(v)
-            energy = torch.mv(sigmoid.view(-1, sigmoid.shape[-1]), energy_weight).view(count, -1).mul_(2).sub_(energy_offset)
-            attention[rows] = torch.softmax(energy.masked_fill_(invalid[:count], float("-inf")), dim=-1)
+            energy = torch.mv(sigmoid, energy_weight).mul_(2).sub_(energy_offset)
+            energy = sigmoid.new_full((count, valid.shape[1]), float("-inf")).masked_scatter_(valid[:count], energy)
+            attention[rows] = torch.softmax(energy, dim=-1)
             context = torch.bmm(attention[rows].unsqueeze(1), sources[:count]).squeeze(1)
             contexts[rows] = context
-        ctx.positions = positions
+        ctx.positions, ctx.layout = positions, layout
         ctx.save_for_backward(
-            initial_state, initial_context, keys, sources, context_weight, hidden_weight, query_weight, energy_weight, squashed, contexts,
-            attention, *trace.tensors(),
+            initial_state, initial_context, keys, sources, valid, context_weight, hidden_weight, query_weight, energy_weight, squashed,
+            contexts, attention, *trace.tensors(),
         )  # fmt: skip
         return trace.states, contexts, attention
 
     @staticmethod
     def backward(ctx, states_grad, contexts_grad, attention_grad):
         (
-            initial_state, initial_context, keys, sources, context_weight, hidden_weight, query_weight, energy_weight, squashed, contexts,
-            attention, *saved,
+            initial_state, initial_context, keys, sources, valid, context_weight, hidden_weight, query_weight, energy_weight, squashed,
+            contexts, attention, *saved,
         ) = ctx.saved_tensors  # fmt: skip
+        layout = ctx.layout
         trace = GruTrace(*saved)
         states = trace.states
         total, hidden = states.shape
@@ -88,19 +96,20 @@ class AttentiveGruRecurrence(torch.autograd.Function):
         total_context = contexts_grad.clone() if contexts_grad is not None else torch.zeros_like(contexts)
         attention_grad = attention_grad if attention_grad is not None else torch.zeros_like(attention)
         word_input_grad, from_state_grad = states.new_empty(total, 3 * hidden), states.new_empty(total, 3 * hidden)
-        query_grad, energy_grad = states.new_empty(total, keys.shape[-1]), torch.zeros_like(attention)
+        query_grad, energy_grad = states.new_empty(total, keys.shape[-1]), squashed.new_empty(layout.total)
         previous_states, previous_contexts = torch.empty_like(states), torch.empty_like(contexts)
         keys_grad = torch.zeros_like(keys)
         state_grad, context_grad = torch.zeros_like(initial_state), torch.zeros_like(initial_context)
         quadrupled_energy = energy_weight * 4  # d/dx of 2 v . sigmoid(2x) = 4 v sigmoid'(2x)
-        for rows, count, previous_rows in reversed(ctx.positions.steps()):
+        for (rows, count, previous_rows), span in reversed(list(zip(ctx.positions.steps(), layout.spans, strict=True))):
             context = total_context[rows]
             weights = attention[rows]
             weights_grad = attention_grad[rows] + torch.bmm(sources[:count], context.unsqueeze(2)).squeeze(2)
-            energy = torch.mul(weights, weights_grad - (weights * weights_grad).sum(-1, keepdim=True), out=energy_grad[rows])
-            inner_grad = torch.ops.aten.sigmoid_backward(energy.unsqueeze(2) * quadrupled_energy, squashed[rows])
-            keys_grad[:count] += inner_grad
-            torch.sum(inner_grad, dim=1, out=query_grad[rows])
+            energy = torch.mul(weights, weights_grad - (weights * weights_grad).sum(-1, keepdim=True))
+            energy = torch.masked_select(energy, valid[:count], out=energy_grad[span])
+            inner_grad = torch.ops.aten.sigmoid_backward(energy.unsqueeze(1) * quadrupled_energy, squashed[span])
+            keys_grad[: layout.ends[count]] += inner_grad
+            query_grad[rows].zero_().index_add_(0, layout.rows[: layout.ends[count]], inner_grad)
             grad = torch.addmm(total_state[rows], query_grad[rows], query_weight)
             if previous_rows is None:
                 previous_state, previous_context = initial_state[:count], initial_context[:count]
@@ -117,12 +126,28 @@ class AttentiveGruRecurrence(torch.autograd.Function):
                 total_state[previous_rows] += back_state
                 total_context[previous_rows] += back_context
         # The weights' gradients: one product each over every packed position.
-        energy_weight_grad = torch.mv(squashed.view(-1, squashed.shape[-1]).t(), energy_grad.view(-1)).mul_(2).sub_(energy_grad.sum())
+        energy_weight_grad = torch.mv(squashed.t(), energy_grad).mul_(2).sub_(energy_grad.sum())
         return (
             word_input_grad, state_grad, context_grad, keys_grad, sources_grad(attention, total_context, ctx.positions, sources), None,
             word_input_grad.t().mm(previous_contexts), from_state_grad.t().mm(previous_states), from_state_grad.sum(0),
             query_grad.t().mm(states), energy_weight_grad, None,
         )  # fmt: skip
+
+
+class SourceLayout:
+    """The valid source positions of a batch [B, S] (`valid`, rows in the packed rows' order), row by row:
+    `rows` [L], each one's row; `ends[n]`, how many the first n rows have (the prefix of them the rows
+    still going read); `spans`, each packed position's slice of a tensor of the valid source positions of
+    its rows (`total` in all)."""
+
+    def __init__(self, valid: torch.Tensor, positions: PackedPositions):
+        lengths = valid.sum(-1)
+        self.rows = torch.repeat_interleave(torch.arange(valid.shape[0], device=valid.device), lengths)
+        self.ends = [0, *lengths.cumsum(0).tolist()]
+        self.spans, self.total = [], 0
+        for count in positions.active:
+            self.spans.append(slice(self.total, self.total + self.ends[count]))
+            self.total += self.ends[count]
 
 
 def sources_grad(attention: torch.Tensor, contexts_grad: torch.Tensor, positions: PackedPositions, sources: torch.Tensor) -> torch.Tensor:

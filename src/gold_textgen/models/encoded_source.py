@@ -9,18 +9,18 @@ import torch
 
 @dataclass
 class EncodedSource:
-    """What every decoder step reads: encoder outputs [N, S, H], their attention keys [N, S, A], the valid
-    positions [N, S], the source ids [N, S] the copy mass goes to and, for each position, the first position
-    that holds the same id [N, S] (copy_attention.first_occurrences)."""
+    """What every decoder step reads: encoder outputs [N, S, H], their attention keys [N, S, A] (None where
+    the reader projects them itself), the valid positions [N, S], the source ids [N, S] the copy mass goes to
+    and, for each position, the first position that holds the same id [N, S] (copy_attention.first_occurrences)."""
 
     outputs: torch.Tensor
-    keys: torch.Tensor
+    keys: torch.Tensor | None
     valid: torch.Tensor
     source_ids: torch.Tensor
     first_position: torch.Tensor
 
     def select(self, index: torch.Tensor) -> EncodedSource:
-        return EncodedSource(*(getattr(self, field.name).index_select(0, index) for field in fields(self)))
+        return EncodedSource(*(None if part is None else part.index_select(0, index) for part in self.parts()))
 
     def prefixes(self, counts: list[int]) -> list[EncodedSource]:
         """The first n sources (views, no copy) for every n of `counts` (teacher forcing's rows still going

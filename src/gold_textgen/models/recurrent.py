@@ -154,8 +154,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         """Word embeddings; copy placeholders (ids past the generator's vocabulary) read as <unk>."""
         return self.embeddings(ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id))
 
-    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, features: dict[str, torch.Tensor]):
-        """(EncodedSource, initial decoder state)."""
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, features: dict[str, torch.Tensor], keys: bool = True):
+        """(EncodedSource, initial decoder state); `keys=False` leaves the attention keys to the reader."""
         valid = input_ids.ne(self.config.pad_token_id) if attention_mask is None else attention_mask.bool()
         parts = [self.embed_words(input_ids)]
         for name, embedding in self.feature_embeddings.items():
@@ -165,7 +165,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
         inputs = self.dropout(torch.cat(parts, dim=-1))
         lengths = valid.sum(-1).clamp_min(1).cpu()
         outputs, final = encoder_states(self.encoder, inputs, lengths)
-        encoded = EncodedSource(outputs, self.attention.project_keys(outputs), valid, input_ids, first_occurrences(input_ids))
+        keys = self.attention.project_keys(outputs) if keys else None
+        encoded = EncodedSource(outputs, keys, valid, input_ids, first_occurrences(input_ids))
         return encoded, self.initial_state(final, outputs)
 
     def initial_state(self, final, outputs: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -276,7 +277,7 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
             if labels is None:
                 raise ValueError("forward needs decoder_input_ids or labels")
             decoder_input_ids = self.shift_right(labels)
-        encoded, state = self.encode(input_ids, attention_mask, features)
+        encoded, state = self.encode(input_ids, attention_mask, features, keys=not self.runs_attentive_gru(decoder_input_ids))
         positions = PackedPositions.of(labels, decoder_input_ids, self.config.pad_token_id)
         reads, coverage = self.teacher_forced_reads(encoded, state, decoder_input_ids, positions)
         source = (tensor.index_select(0, positions.rows) for tensor in (encoded.source_ids, encoded.first_position))

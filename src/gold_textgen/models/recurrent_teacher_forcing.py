@@ -45,13 +45,14 @@ class PackedTeacherForcing:
         self, sources: EncodedSource, state: dict[str, torch.Tensor], decoder_input_ids: torch.Tensor, positions: PackedPositions
     ) -> dict[str, torch.Tensor]:
         """`teacher_forced_reads` of NQG++ (a GRU cell, attention without coverage) through
-        attentive_gru.py, `sources` in the packed rows' order."""
+        attentive_gru.py, `sources` in the packed rows' order (their keys, if any, unread: attentive_gru.py
+        projects the valid positions alone)."""
         words = self.embed_words(decoder_input_ids.flatten().index_select(0, positions.flat))
         cell, width = self.decoder_cell, self.config.embedding_dim
         hidden, contexts, attention = AttentiveGruRecurrence.apply(
             functional.linear(words, cell.weight_ih[:, :width], cell.bias_ih),
             *(state[key].index_select(0, positions.order) for key in ("h", "context")),
-            sources.keys, sources.outputs, sources.valid,
+            self.attention.project_keys(sources.outputs[sources.valid]), sources.outputs, sources.valid,
             cell.weight_ih[:, width:], cell.weight_hh, cell.bias_hh, self.attention.query.weight, self.attention.energy.weight.view(-1),
             positions,
         )  # fmt: skip
