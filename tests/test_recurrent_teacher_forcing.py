@@ -16,6 +16,7 @@ from transformers import DataCollatorForSeq2Seq
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
 from gold_textgen.data.token_features import FEATURE_TAGS
 from gold_textgen.data.tokenization import train_tokenizer
+from gold_textgen.models.attentive_gru import SourceLayout
 from gold_textgen.models.encoded_source import EncodedSource
 from gold_textgen.models.packed_positions import PackedPositions
 from gold_textgen.models.transformer import initial_model
@@ -182,3 +183,17 @@ def test_the_prefixes_of_the_encoded_source_add_their_gradients_as_slicing_them_
     sliced = gradients(model(**batch).loss, model)
     for mine, reference in zip(ours, sliced, strict=True):
         assert (mine is None and reference is None) or torch.equal(mine, reference)
+
+
+def test_the_source_layout_gives_each_position_the_valid_source_positions_of_its_rows():
+    """attentive_gru.SourceLayout: rows in the packed order (longest reference first), each row's valid source
+    positions in order; the rows still going at a position are the first ones, so their source positions
+    are a prefix, and each position's span follows the last."""
+    valid = torch.tensor([[True, False, False], [True, True, True], [True, True, False]])
+    positions = PackedPositions.of_lengths(torch.tensor([3, 2, 1]), width=3)  # already longest first
+    layout = SourceLayout(valid, positions)
+    assert layout.rows.tolist() == [0, 1, 1, 1, 2, 2]
+    assert layout.ends == [0, 1, 4, 6]
+    assert positions.active == [3, 2, 1]
+    assert layout.spans == [slice(0, 6), slice(6, 10), slice(10, 11)]
+    assert layout.total == 11
