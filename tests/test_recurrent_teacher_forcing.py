@@ -197,3 +197,29 @@ def test_the_source_layout_gives_each_position_the_valid_source_positions_of_its
     assert positions.active == [3, 2, 1]
     assert layout.spans == [slice(0, 6), slice(6, 10), slice(10, 11)]
     assert layout.total == 11
+
+
+def test_an_output_layer_that_computes_more_than_its_weight_trains_through_its_own_forward():
+    """A loss at the labels takes its gradient to the readout and the output weight directly only from a
+    plain linear output layer (projected_log_softmax.py); a wrapped one (as PEFT's LoRA layers wrap it) that
+    adds parameters of its own gives them the gradient that the full table's loss gives them."""
+    model, batch = setup("nqg_pp")
+
+    class WithOffset(torch.nn.Module):
+        def __init__(self, linear):
+            super().__init__()
+            self.linear, self.offset = linear, torch.nn.Parameter(torch.linspace(-1, 1, linear.out_features))
+
+        def forward(self, x):
+            return self.linear(x) + self.offset
+
+    model.output_projection = WithOffset(model.output_projection)
+    model.output_projection.weight = model.output_projection.linear.weight
+    labels = batch["labels"]
+    mask = labels.ne(-100)
+    (at_the_labels,) = torch.autograd.grad(model(**batch, return_logits=False).loss, [model.output_projection.offset])
+    table = model(**batch).logits
+    table_loss = -table.gather(2, labels.clamp_min(0).unsqueeze(2)).squeeze(2)[mask].mean()
+    (through_the_table,) = torch.autograd.grad(table_loss, [model.output_projection.offset])
+    assert at_the_labels.abs().sum() > 0
+    assert torch.allclose(at_the_labels, through_the_table, atol=1e-6)

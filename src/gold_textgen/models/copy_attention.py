@@ -227,7 +227,7 @@ class CopyDistribution:
     def target_log_softmax(self, targets: torch.Tensor) -> torch.Tensor:
         """log softmax(z)[targets] [N] (targets below V), its gradient taken to the readout and the projection
         weight when the distribution has them, else to the logits."""
-        if self.readout is not None and torch.is_grad_enabled() and self.generation_logits.requires_grad:
+        if self.projection_weight is not None and torch.is_grad_enabled() and self.generation_logits.requires_grad:
             return ProjectedTargetLogSoftmax.apply(
                 self.readout, self.projection_weight, self.generation_logits.detach(), self.vocabulary, self.log_normaliser,
                 self.mean_output_embedding, targets,

@@ -237,7 +237,8 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
             generate_logit = self.copy_switch(reads["switch"])
             if not self.config.uses_lstm:  # NQG++'s switch is the copy probability: g = 1 - sigmoid(s) = sigmoid(-s)
                 generate_logit = -generate_logit
-        logits, weight = self.output_projection(readout), self.output_projection.weight
+        plain = type(self.output_projection) is nn.Linear  # a wrapped layer (PEFT's) computes more than r W^T
+        logits, weight = self.output_projection(readout), self.output_projection.weight if plain else None
         size = self.config.output_size
         return CopyDistribution(logits, reads["attention"], source_ids, first_position, generate_logit, size, readout, weight)
 
