@@ -93,7 +93,7 @@ def sample_or_greedy(model, encoded, state: dict, config: GenerationConfig) -> t
         scores = rules(sequences, log_probs.masked_fill_(forbidden, float("-inf")))
         if sampling is not None:
             scores = sampling(sequences, scores)
-            tokens = torch.multinomial(torch.softmax(scores, dim=-1), 1).squeeze(1)
+            tokens = multinomial_draw(torch.softmax(scores, dim=-1))
         else:
             tokens = scores.argmax(-1)
         tokens = tokens.masked_fill(finished, pad)
@@ -102,6 +102,28 @@ def sample_or_greedy(model, encoded, state: dict, config: GenerationConfig) -> t
         if finished.all():
             break
     return sequences
+
+
+def multinomial_draw(probs: torch.Tensor) -> torch.Tensor:
+    """torch.multinomial(probs, 1).squeeze(1) [N]: the same tokens from the same random numbers, and the
+    generator left where multinomial leaves it. On the CPU multinomial draws q ~ Exp(1) for every entry,
+    -log1p(-u) of one float64 uniform each, and takes the first argmax of p / q; the log is most of a sampled
+    search step's time, and only the entries with p > 0 (top-k keeps a few) can win. So this draws the same
+    uniforms and takes the log and the maximum at those entries alone (tests/test_recurrent_search.py)."""
+    rows, size = probs.shape
+    if probs.device.type != "cpu" or probs.dtype not in (torch.float32, torch.float64) or not probs.amin() >= 0:
+        return torch.multinomial(probs, 1).squeeze(1)  # (and multinomial's own error on a NaN or negative entry)
+    uniform = torch.empty(probs.shape, dtype=torch.float64).uniform_()
+    if not uniform.amin() > 0:  # a zero gives q = 0, and 0 / 0 a NaN that multinomial's argmax picks: take its way
+        return torch.div(probs, torch.log1p(-uniform).neg_().to(probs.dtype)).argmax(-1)
+    row, column = probs.gt(0).nonzero(as_tuple=True)
+    ratios = probs[row, column] / torch.log1p(-uniform[row, column]).neg_().to(probs.dtype)
+    best = ratios.new_zeros(rows).scatter_reduce_(0, row, ratios, "amax")
+    at_best = ratios == best[row]
+    first = column.new_full((rows,), size).scatter_reduce_(0, row[at_best], column[at_best], "amin")
+    if (first == size).any():  # a row without a positive entry: multinomial's error
+        return torch.multinomial(probs, 1).squeeze(1)
+    return first
 
 
 class Finished:
@@ -149,30 +171,14 @@ def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.
         step_scores = rules(sequences, log_probs.masked_fill_(forbidden, float("-inf")))
         totals = (scores.view(-1, 1) + step_scores).view(inputs, -1)
         top_scores, top_ids = totals.topk(2 * beams, dim=1)
-        vocabulary = step_scores.shape[-1]
-        next_scores = torch.zeros(inputs, beams, device=device)
-        next_tokens = torch.full((inputs, beams), pad, dtype=torch.long, device=device)
-        next_rows = torch.arange(inputs, device=device).repeat_interleave(beams).view(inputs, beams) * beams
-        candidates = zip(top_scores.tolist(), top_ids.tolist(), strict=True)
-        for example, (values, ids) in enumerate(candidates):
-            if done[example]:
-                continue
-            kept = 0
-            for rank, (value, flat) in enumerate(zip(values, ids, strict=True)):
-                if value == float("-inf"):
-                    break
-                beam, token = divmod(flat, vocabulary)
-                row = example * beams + beam
-                if token == eos:
-                    if rank < beams:
-                        finished[example].add([*sequences[row].tolist(), eos], value, generated)
-                    continue
-                next_scores[example, kept], next_tokens[example, kept], next_rows[example, kept] = value, token, row
-                kept += 1
-                if kept == beams:
-                    break
-            best_running = next_scores[example, 0].item() if kept else float("-inf")
-            done[example] = kept == 0 or finished[example].done(best_running, generated, most_generated)
+        next_scores, next_tokens, next_rows, ending = expansions(top_scores, top_ids, step_scores.shape[-1], beams, eos, pad, done)
+        for example, candidate in ending.nonzero().tolist():  # in rank order, as Finished keeps equal scores
+            row = example * beams + int(top_ids[example, candidate]) // step_scores.shape[-1]
+            finished[example].add([*sequences[row].tolist(), eos], top_scores[example, candidate].item(), generated)
+        kept, best_running = next_tokens.ne(pad).any(1).tolist(), next_scores[:, 0].tolist()
+        for example in range(inputs):
+            if not done[example]:
+                done[example] = not kept[example] or finished[example].done(best_running[example], generated, most_generated)
         scores = next_scores.masked_fill(next_tokens.eq(pad), float("-inf"))
         flat_rows = next_rows.view(-1)
         sequences = torch.cat([sequences.index_select(0, flat_rows), next_tokens.view(-1, 1)], dim=1)
@@ -185,6 +191,29 @@ def beam_search(model, encoded, state: dict, config: GenerationConfig) -> torch.
                 if scores[example, beam] > float("-inf"):
                     finished[example].add(sequences[example * beams + beam].tolist(), scores[example, beam].item(), most_generated)
     return pad_sequences([hypothesis for item in finished for hypothesis in best(item, config)], pad, device)
+
+
+def expansions(
+    top_scores: torch.Tensor, top_ids: torch.Tensor, vocabulary: int, beams: int, eos: int, pad: int, done: list[bool]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each running input's next beams from its 2 x num_beams best expansions [inputs, 2 x beams] (best first,
+    ids flat over beam x vocabulary): the first num_beams that do not end in EOS, as (scores, tokens, rows of
+    the beam they extend) [inputs, beams] (a slot left empty: score 0, token `pad`, the input's first row),
+    and [inputs, 2 x beams] True at the EOS expansions ranked within the first num_beams, which finish."""
+    inputs, width = top_scores.shape
+    beam, token = top_ids.div(vocabulary, rounding_mode="floor"), top_ids.remainder(vocabulary)
+    live = top_scores.gt(float("-inf")) & torch.tensor(done, device=top_scores.device).logical_not().unsqueeze(1)
+    ends = live & token.eq(eos)
+    going = live & ~ends
+    rank = going.cumsum(1) - 1
+    slot = torch.where(going & rank.lt(beams), rank, beams)  # slot `beams`: a column dropped after the writes
+    first_row = torch.arange(inputs, device=top_ids.device).unsqueeze(1) * beams
+    scores = top_scores.new_zeros(inputs, beams + 1).scatter_(1, slot, top_scores)
+    tokens = token.new_full((inputs, beams + 1), pad).scatter_(1, slot, token)
+    rows = first_row.expand(inputs, beams + 1).clone().scatter_(1, slot, first_row + beam)
+    ranked_first = torch.arange(width, device=top_ids.device).lt(beams)
+    kept = (table[:, :beams].contiguous() for table in (scores, tokens, rows))
+    return *kept, ends & ranked_first
 
 
 def best(item: Finished, config: GenerationConfig) -> list[list[int]]:
