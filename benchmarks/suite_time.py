@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 from benchmarks.this_machine import commit, machine
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,29 +38,41 @@ def pytest_summary(output: str) -> tuple[str, float]:
     return re.sub(r", \d+ warnings?", "", counts), float(seconds)
 
 
+def busy_fraction(before, after) -> float:
+    """The share of the machine's CPU time between two readings of psutil.cpu_times() that was not idle: near
+    1, the run was bound by the work on the cores; well below, by waiting (for SLURM's polls, say)."""
+    spent = {field: getattr(after, field) - getattr(before, field) for field in after._fields}
+    # Linux counts a virtual machine's guest time inside user and nice already (psutil does not add it twice either).
+    total = sum(spent.values()) - spent.get("guest", 0.0) - spent.get("guest_nice", 0.0)
+    return 1 - (spent["idle"] + spent.get("iowait", 0.0)) / total
+
+
 def measure(revision: str = "HEAD") -> dict:
     """`.ci/run` on a fresh clone of `revision`: its short commit id, the machine, wall and pytest seconds,
-    and pytest's counts."""
+    pytest's counts, and how busy the machine's cores were over the whole run (setup included)."""
     with tempfile.TemporaryDirectory(prefix="suite-time-") as folder:
         clone = Path(folder) / "clone"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
         subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", commit(revision)], check=True)
-        start = time.monotonic()
+        start, cpu = time.monotonic(), psutil.cpu_times()
         result = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        wall = time.monotonic() - start
+        wall, busy = time.monotonic() - start, busy_fraction(cpu, psutil.cpu_times())
     if result.returncode:
         raise SystemExit(f".ci/run failed (exit status {result.returncode}):\n" + result.stdout[-12000:])
     counts, pytest_seconds = pytest_summary(result.stdout)
-    return {"commit": commit(revision), "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts}
+    return {"commit": commit(revision), "machine": machine(), "wall": wall, "pytest": pytest_seconds, "counts": counts, "busy": busy}
 
 
 def table_row(row: dict) -> str:
-    return f"| {row['commit']} | {row['machine']} | {row['wall'] / 60:.1f} min | {row['pytest'] / 60:.1f} min | {row['counts']} |"
+    return (
+        f"| {row['commit']} | {row['machine']} | {row['wall'] / 60:.1f} min | {row['pytest'] / 60:.1f} min | {row['busy']:.0%} "
+        f"| {row['counts']} |"
+    )
 
 
 def block(rows: list[dict]) -> str:
     """The rows as a table; with an earlier commit's row, each time's ratio to it."""
-    lines = [BEGIN, "| commit | machine | `.ci/run` wall time | of which pytest | tests |", "|---|---|---|---|---|"]
+    lines = [BEGIN, "| commit | machine | `.ci/run` wall time | of which pytest | cores busy | tests |", "|---|---|---|---|---|---|"]
     lines += [table_row(row) for row in rows]
     if len(rows) == 2:
         this, earlier = rows
