@@ -4,7 +4,10 @@ and thread count.
 
     git clone https://github.com/clovaai/FocusSeq2Seq /path/to/FocusSeq2Seq
     python -m benchmarks.reference_nqg --reference /path/to/FocusSeq2Seq [--shapes nqg nqg_real nqg_real_lengths]
-        [--threads 1 2] [--steps 5] [--warmup 2]
+        [--threads 1 2] [--steps 5] [--warmup 2] [--record docs/benchmarks.md]
+
+With `--record` the table, with the commit and the machine it was measured on, replaces the one in the page's
+reference-nqg block; without, it is printed only.
 
 The reference is imported from its checkout as it is (nothing of it is copied here). Both models are built
 at the same sizes: the paper's (20,000 words, embeddings 300, a bidirectional GRU encoder of 2 x 256, a
@@ -34,7 +37,9 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.page_blocks import markers, rewrite_block
 from benchmarks.standard_models import RECURRENT, SHAPES, median_seconds, recurrent_model
+from benchmarks.this_machine import commit, machine
 from gold_textgen.models.transformer import count_parameters
 from gold_textgen.runtime.model_process import set_threads
 
@@ -46,6 +51,9 @@ REFERENCE_SIZES = {
 REFERENCE_SIZES["nqg_real_lengths"] = REFERENCE_SIZES["nqg_real"]
 CLIP_NORM = 5.0  # FocusSeq2Seq's configs.py `--clip`
 PAD, EOS = 0, 3  # FocusSeq2Seq's ids ([PAD, UNK, SOS, EOS]); words keep theirs, both vocabularies put 4 specials first
+BEGIN, END = markers("reference-nqg", "python -m benchmarks.reference_nqg")
+HEADER = ["model (shape: batch x source words -> question words)", "parameters (this project / FocusSeq2Seq)", "threads"]
+HEADER += ["FocusSeq2Seq step", "this project's step", "speed-up", "first loss (FocusSeq2Seq / this project)"]
 
 
 def reference_model(checkout: Path, shape: str) -> torch.nn.Module:
@@ -148,6 +156,15 @@ def row(shape: str, threads: int, args) -> str:
     return text
 
 
+def recorded_text(rows: list[str], args, at_commit: str, on_machine: str) -> str:
+    """The table under a line that says where, at which commit and with which command it was measured."""
+    command = f"python -m benchmarks.reference_nqg --reference <FocusSeq2Seq checkout> --shapes {' '.join(args.shapes)}"
+    command += f" --threads {' '.join(map(str, args.threads))} --steps {args.steps} --warmup {args.warmup}"
+    where = f"Commit {at_commit}, {on_machine}, `{command}`: "
+    where += f"the median of {args.steps} steps after {args.warmup}, the faster of two rounds."
+    return "\n".join([where, "", "| " + " | ".join(HEADER) + " |", "|---" * len(HEADER) + "|", *rows])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, required=True, help="a checkout of clovaai/FocusSeq2Seq")
@@ -155,14 +172,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--record", type=Path, help="the page whose reference-nqg block to rewrite (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     if not (args.reference / "models.py").is_file() or not (args.reference / "layers" / "decoder.py").is_file():
         parser.error(f"--reference {args.reference}: not a FocusSeq2Seq checkout (no models.py and layers/decoder.py)")
     rows = [row(shape, threads, args) for shape in args.shapes for threads in args.threads]
-    header = ["model (shape: batch x source words -> question words)", "parameters (this project / FocusSeq2Seq)", "threads"]
-    header += ["FocusSeq2Seq step", "this project's step", "speed-up", "first loss (FocusSeq2Seq / this project)"]
-    print("| " + " | ".join(header) + " |\n" + "|---" * len(header) + "|")
-    print("\n".join(rows))
+    text = recorded_text(rows, args, commit(), machine())
+    print(text)
+    if args.record:
+        rewrite_block(args.record, BEGIN, END, text)
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import psutil
 
+from benchmarks.page_blocks import markers, rewrite_block
 from benchmarks.this_machine import commit, machine
 
 REPO = Path(__file__).resolve().parents[1]
-BEGIN = "<!-- suite-time: written by python -m benchmarks.suite_time -->"
-END = "<!-- /suite-time -->"
+BEGIN, END = markers("suite-time", "python -m benchmarks.suite_time")
 
 
 def pytest_summary(output: str) -> tuple[str, float]:
@@ -72,7 +72,7 @@ def table_row(row: dict) -> str:
 
 def block(rows: list[dict]) -> str:
     """The rows as a table; with an earlier commit's row, each time's ratio to it."""
-    lines = [BEGIN, "| commit | machine | `.ci/run` wall time | of which pytest | cores busy | tests |", "|---|---|---|---|---|---|"]
+    lines = ["| commit | machine | `.ci/run` wall time | of which pytest | cores busy | tests |", "|---|---|---|---|---|---|"]
     lines += [table_row(row) for row in rows]
     if len(rows) == 2:
         this, earlier = rows
@@ -81,15 +81,7 @@ def block(rows: list[dict]) -> str:
             f"Measured one after the other: {this['commit']} takes {this['wall'] / earlier['wall']:.2f} times "
             f"{earlier['commit']}'s wall time, {this['pytest'] / earlier['pytest']:.2f} times its pytest time.",
         ]
-    return "\n".join([*lines, END])
-
-
-def record(page: Path, text: str) -> None:
-    content = page.read_text()
-    if BEGIN not in content:
-        raise SystemExit(f"{page}: no block to write ({BEGIN})")
-    start, end = content.index(BEGIN), content.index(END) + len(END)
-    page.write_text(content[:start] + text + content[end:])
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -103,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     text = block(rows)
     print(text)
     if arguments.record:
-        record(arguments.record, text)
+        rewrite_block(arguments.record, BEGIN, END, text)
 
 
 if __name__ == "__main__":
