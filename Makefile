@@ -22,20 +22,23 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # pip would byte-compile every file it installs, most of which no step ever imports (torch and transformers
-# ship thousands of modules). Instead one process imports what the workflow runs and writes the .pyc files
-# of what it imported, even where PYTHONDONTWRITEBYTECODE is set, so that no job compiles them again: every
-# module of the package (which imports torch, transformers, TRL, PEFT, datasets and the rest), and what the
-# jobs import as they run (ROUGE's NLTK, the TensorBoard logger, Snakemake's script and report machinery,
-# lm-eval's HFLM, the SLURM plugin, pytest). A module imported by something else compiles on its first
-# import, as usual.
+# ship thousands of modules). Instead two processes, one per core, import what the workflow runs and write
+# the .pyc files of what they imported, even where PYTHONDONTWRITEBYTECODE is set, so that no job compiles
+# them again: one every module of the package (which imports torch, transformers, TRL, PEFT, datasets and
+# the rest), the other what the jobs and tools import as they run (ROUGE's NLTK, the TensorBoard logger,
+# Snakemake's script and report machinery, lm-eval's HFLM, the SLURM plugin, pytest). A module imported by
+# something else compiles on its first import, as usual.
 define COMPILE_IMPORTS
 import sys
 sys.dont_write_bytecode = False
-import importlib, pkgutil, gold_textgen
-modules = [module.name for module in pkgutil.walk_packages(gold_textgen.__path__, "gold_textgen.") if not module.name.endswith("__main__")]
-modules += ["nltk", "torch.utils.tensorboard", "snakemake.cli", "snakemake.script", "snakemake.notebook", "snakemake.report"]
-modules += ["smart_open", "absl.flags", "fastjsonschema", "PIL.Image", "yte", "dpath", "docutils.core", "nbformat"]
-modules += ["lm_eval.models.huggingface", "snakemake_executor_plugin_slurm", "pytest", "xdist"]
+import importlib, pkgutil
+if sys.argv[1] == "package":
+    import gold_textgen
+    modules = [module.name for module in pkgutil.walk_packages(gold_textgen.__path__, "gold_textgen.") if not module.name.endswith("__main__")]
+else:
+    modules = ["nltk", "torch.utils.tensorboard", "snakemake.cli", "snakemake.script", "snakemake.notebook", "snakemake.report"]
+    modules += ["smart_open", "absl.flags", "fastjsonschema", "PIL.Image", "yte", "dpath", "docutils.core", "nbformat"]
+    modules += ["lm_eval.models.huggingface", "snakemake_executor_plugin_slurm", "pytest", "xdist"]
 for name in modules:
     try:
         importlib.import_module(name)
@@ -44,13 +47,24 @@ for name in modules:
 endef
 export COMPILE_IMPORTS
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The project and its dependencies go in through uv, whose resolver and parallel unpacking take seconds where
+# pip takes most of a minute, with the torch installed first pinned (never replaced by another build). uv
+# reads no pip configuration, so where it cannot reach its index (a mirror set in pip.conf only, say) pip
+# installs the same requirements.
+PROJECT := -e ".[dev,slurm]"
+INSTALLED_TORCH = "torch==$$($(BIN)/python -c 'from importlib.metadata import version; print(version("torch"))')"
+install = $(BIN)/uv pip install --quiet --python $(BIN)/python $(1) || { echo "uv failed (above): pip installs instead"; $(BIN)/pip install --quiet --no-compile $(1); }
+
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/pip install --quiet uv
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python $(BIN)/uv
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet --no-compile "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(BIN)/pip install --quiet --no-compile -e ".[dev,slurm]"
+	$(call install,$(PROJECT) $(INSTALLED_TORCH))
 	# lm-eval for the test that loads an exported model with its HFLM class: that class imports with what the
 	# project installs, so its wheel alone (not its task suites' many dependencies)
-	$(BIN)/pip install --quiet --no-compile --no-deps "lm-eval==0.4.13"
-	$(BIN)/python -c "$$COMPILE_IMPORTS"
+	$(call install,--no-deps "lm-eval==0.4.13")
+	$(BIN)/python -c "$$COMPILE_IMPORTS" package & package=$$!; $(BIN)/python -c "$$COMPILE_IMPORTS" tools && wait $$package
 	touch $@
 
 setup: $(VENV)/.installed  ## create .venv with the project and its tools
