@@ -26,7 +26,8 @@ hand_over()
 from gold_textgen.runtime.logs import job_environment
 
 facts = {"pid": os.getpid(), "parent": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv, "mark": os.environ.get("JOB_MARK"),
-         "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0], "log": job_environment()}
+         "warm": "transformers.modeling_utils" in sys.modules, "path0": sys.path[0], "log": job_environment(),
+         "replace": os.environ.get("GOLD_TEXTGEN_REPLACE")}
 action = sys.argv[1]
 if action == "report":
     facts["stdin"] = sys.stdin.readline().strip()
@@ -113,6 +114,29 @@ def test_a_handed_over_job_runs_warm_with_its_own_folder_environment_arguments_a
     assert Path(facts["cwd"]) == tmp_path and facts["argv"] == ["job.py", "report", "--flag"]
     assert Path(facts["path0"]) == tmp_path  # the script's folder first on the import path, as for `python job.py`
     assert facts["mark"] == "mine" and facts["stdin"] == "hello" and "to stderr" in err
+
+
+def test_a_job_with_other_project_settings_runs_in_the_same_server_and_reads_its_own(warm_server, tmp_path):
+    """The project's own variables (GOLD_*) are read by its modules, which each fork imports anew: a run
+    with GOLD_TEXTGEN_REPLACE set (`gold-textgen run --replace`) needs no server of its own."""
+    facts = []
+    for folder, changes in (("plain", {}), ("replace", {"GOLD_TEXTGEN_REPLACE": "smoke"})):
+        (tmp_path / folder).mkdir()
+        job = start_job(warm_server, tmp_path / folder, "report", **changes)
+        out, _ = job.communicate("hello", timeout=60)
+        facts.append(json.loads(out))
+    assert all(fact["warm"] for fact in facts) and facts[0]["parent"] == facts[1]["parent"]
+    assert [fact["replace"] for fact in facts] == [None, "smoke"]
+
+
+def test_the_servers_address_changes_with_a_librarys_setting_not_with_the_projects(monkeypatch):
+    from gold_textgen.runtime.warm_start import server_address
+
+    plain = server_address()
+    monkeypatch.setenv("GOLD_TEXTGEN_REPLACE", "smoke")
+    assert server_address() == plain
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")  # read by OpenMP as torch loads it
+    assert server_address() != plain
 
 
 def test_a_signal_to_the_jobs_process_reaches_the_fork_and_the_fork_dies_the_same_way(warm_server, tmp_path):

@@ -10,7 +10,7 @@ finds the server still starting waits for it rather than import the same librari
 steps ready at once would otherwise make three imports on the cores, the server's and their own); it runs
 in place if the server dies before it is up. The project's own modules are imported by each step as before,
 so an edit to them counts from the next step on; a server serves one Python, one set of installed packages
-and one environment, and leaves after a minute without steps.
+and one environment (but the project's own settings), and leaves after a minute without steps.
 
 Off with GOLD_WARM_START=0; never under SLURM, where each job has an allocation of its own (a server left
 behind would outlive it). This module imports nothing heavy: a step calls `hand_over()` before its imports.
@@ -38,6 +38,7 @@ import traceback
 from pathlib import Path
 
 SWITCH = "GOLD_WARM_START"
+OWN = "GOLD_"  # the project's settings (SWITCH, GOLD_TEXTGEN_REPLACE, ...): no preloaded library reads them
 # What the workflow's steps import and take seconds to (a model step about 5 s, a table or figure about 1 s
 # on the reference machine): the server imports them once. Every step's Snakemake preamble imports the first.
 PRELOADED = (
@@ -126,8 +127,7 @@ def _wait_for_fork(connection: socket.socket, pid: int, ignored: list[int]) -> N
     for number in FORWARDED_SIGNALS:
         if number not in ignored:
             signal.signal(number, lambda received, _frame: _forward(pid, received))
-    # No outcome: the server went away and cannot say how the job ended (the fork holds the connection open
-    # until it ends, so it has ended too): count it as killed.
+    # No outcome: the server went away (the fork holds the connection until it ends, so it has ended): killed.
     outcome = receive_message(connection)[0] or {"signal": int(signal.SIGKILL)}
     if "signal" in outcome:  # die the way the job died, for the driver to see
         for number in FORWARDED_SIGNALS:
@@ -151,8 +151,8 @@ def server_address() -> Path | None:
     """The server's socket for this Python, these installed packages and this environment, in a folder of
     this user's only (None where the path would be too long for a Unix socket or the folder is not private)."""
     packages = Path(sysconfig.get_paths()["purelib"])
-    # The shell's record of the folder aside: a fork takes the job's folder itself.
-    environment = sorted((key, value) for key, value in os.environ.items() if key not in ("PWD", "OLDPWD"))
+    # A fork takes the job's folder and environment; the server's counts where a library reads it as it imports.
+    environment = sorted((key, value) for key, value in os.environ.items() if key not in ("PWD", "OLDPWD") and not key.startswith(OWN))
     identity = json.dumps([sys.executable, packages.stat().st_mtime_ns, environment])
     folder = Path(tempfile.gettempdir()) / f"gold-textgen-warm-{os.getuid()}"
     address = folder / f"{hashlib.sha256(identity.encode()).hexdigest()[:20]}.sock"
