@@ -15,7 +15,9 @@ output forced to its full length (min length = max length), so that every model 
 `nqg_real`: configs/nqg_real.yaml's scaled NQG++ (10,000 words) on NQG's batch shape; `nqg_real_lengths`: the
 same model on batches whose lengths vary as NQG's do (sources of 10-60 words and questions of 4-21, drawn
 uniformly: NQG's means, 34 and 12, and about the longest of a batch of 32), so that each is padded to its
-longest, as training pads it.
+longest, as training pads it. Each model's line also gives the matrix products' share of its step (torch's
+profiler) and, on a CPU, their rate beside that of one 1024x1024 product on the same threads: the share
+no rewrite of the code around them removes, and how far they are from this machine's best.
 
 `--before REV` also times the recurrent models' MLE step with the package as it was at commit REV (its
 `src/`, taken with `git archive`) against the working tree's, in child processes that alternate (REV, now
@@ -133,19 +135,28 @@ def median_seconds(action, steps: int, warmup: int) -> float:
     return statistics.median(times)
 
 
-MATRIX_PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm")
+MATRIX_PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+PRODUCT_FIGURES = ("matrix_product_share", "matrix_product_flops", "square_product_flops")
 
 
-def matrix_product_share(action, steps: int = 3) -> float:
-    """The share of `action`'s CPU time (under torch's profiler) spent in matrix products: the arithmetic
-    that no rewrite of the surrounding code removes."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
-        for _ in range(steps):
+def matrix_products(action, steps: int = 3, size: int = 1024) -> tuple[float, float, float]:
+    """(the share of `action`'s CPU time spent in matrix products, their rate in FLOP/s, the rate of a float32
+    [size, size] x [size, size] product), under torch's profiler: the arithmetic that no rewrite of the
+    surrounding code removes, how fast it runs, and what this machine's matrix library reaches on a product
+    large enough to run at its best. The large product runs before each profiled step, so that both rates
+    see the same moment of a shared machine."""
+    left, right = torch.randn(size, size, device=pick_device()), torch.randn(size, size, device=pick_device())
+    square_seconds, product_seconds, all_seconds, flops = [], 0.0, 0.0, 0.0
+    for _ in range(steps):
+        square_seconds.append(median_seconds(lambda: left @ right, steps=3, warmup=1))
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], with_flops=True) as profiler:
             action()
-    events = profiler.key_averages()
-    return sum(event.self_cpu_time_total for event in events if event.key in MATRIX_PRODUCTS) / sum(
-        event.self_cpu_time_total for event in events
-    )
+        events = profiler.key_averages()
+        products = [event for event in events if event.key in MATRIX_PRODUCTS]
+        product_seconds += sum(event.self_cpu_time_total for event in products) / 1e6
+        all_seconds += sum(event.self_cpu_time_total for event in events) / 1e6
+        flops += sum(event.flops for event in products)
+    return product_seconds / all_seconds, flops / product_seconds, 2 * size**3 / statistics.median(square_seconds)
 
 
 def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, step_only: bool = False) -> dict:
@@ -186,7 +197,7 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
         "model": name,
         "parameters": count_parameters(model),
         "step_s": step,
-        "matrix_product_share": None if step_only else matrix_product_share(mle_step),
+        **({} if step_only else dict(zip(PRODUCT_FIGURES, matrix_products(mle_step), strict=True))),
         "decode_tokens_per_s": None if step_only else tokens / decoding,
     }
 
@@ -248,13 +259,19 @@ def before_and_after(shape: str, revision: str, args) -> None:
 
 
 def report(results: list[dict]) -> None:
+    """One line per model; on a CPU, where the profiler's times are the arithmetic's, the step's matrix
+    products at their rate beside a large product's (matrix_products)."""
     reference = results[-1]
     for row in results:
+        rate = ""
+        if pick_device().type == "cpu":
+            flops, square = row["matrix_product_flops"], row["square_product_flops"]
+            rate = f" at {flops / 1e9:.1f} GFLOP/s ({flops / square:.2f} of a 1024x1024 product's {square / 1e9:.1f})"
         print(
             f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
             f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
             f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)  "
-            f"matrix products {row['matrix_product_share']:.0%} of the step"
+            f"matrix products {row['matrix_product_share']:.0%} of the step{rate}"
         )
 
 
