@@ -36,6 +36,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 
@@ -136,15 +137,23 @@ def median_seconds(action, steps: int, warmup: int) -> float:
 
 
 MATRIX_PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
-PRODUCT_FIGURES = ("matrix_product_share", "matrix_product_flops", "square_product_flops")
 
 
-def matrix_products(action, steps: int = 3, size: int = 1024) -> tuple[float, float, float]:
-    """(the share of `action`'s CPU time spent in matrix products, their rate in FLOP/s, the rate of a float32
-    [size, size] x [size, size] product), under torch's profiler: the arithmetic that no rewrite of the
-    surrounding code removes, how fast it runs, and what this machine's matrix library reaches on a product
-    large enough to run at its best. The large product runs before each profiled step, so that both rates
-    see the same moment of a shared machine."""
+@dataclass(frozen=True)
+class MatrixProducts:
+    """What matrix_products measures of a step."""
+
+    share: float  # of the step's CPU time (torch's profiler)
+    flops: float  # per step: 2 m k n for each [m, k] x [k, n] product, batched ones counted per batch
+    rate: float  # FLOP/s of the step's products
+    square_rate: float  # FLOP/s of one [size, size] x [size, size] product, beside them
+
+
+def matrix_products(action, steps: int = 3, size: int = 1024) -> MatrixProducts:
+    """The matrix products of `action` under torch's profiler: the arithmetic that no rewrite of the
+    surrounding code removes, how fast it runs, and what this machine's matrix library reaches on a float32
+    product large enough to run at its best. The large product runs before each profiled step, so that both
+    rates see the same moment of a shared machine."""
     left, right = torch.randn(size, size, device=pick_device()), torch.randn(size, size, device=pick_device())
     square_seconds, product_seconds, all_seconds, flops = [], 0.0, 0.0, 0.0
     for _ in range(steps):
@@ -156,7 +165,8 @@ def matrix_products(action, steps: int = 3, size: int = 1024) -> tuple[float, fl
         product_seconds += sum(event.self_cpu_time_total for event in products) / 1e6
         all_seconds += sum(event.self_cpu_time_total for event in events) / 1e6
         flops += sum(event.flops for event in products)
-    return product_seconds / all_seconds, flops / product_seconds, 2 * size**3 / statistics.median(square_seconds)
+    square_rate = 2 * size**3 / statistics.median(square_seconds)
+    return MatrixProducts(product_seconds / all_seconds, flops / steps, flops / product_seconds, square_rate)
 
 
 def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, step_only: bool = False) -> dict:
@@ -197,7 +207,7 @@ def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup
         "model": name,
         "parameters": count_parameters(model),
         "step_s": step,
-        **({} if step_only else dict(zip(PRODUCT_FIGURES, matrix_products(mle_step), strict=True))),
+        "matrix_products": None if step_only else matrix_products(mle_step),
         "decode_tokens_per_s": None if step_only else tokens / decoding,
     }
 
@@ -263,15 +273,15 @@ def report(results: list[dict]) -> None:
     products at their rate beside a large product's (matrix_products)."""
     reference = results[-1]
     for row in results:
-        rate = ""
+        products, rate = row["matrix_products"], ""
         if pick_device().type == "cpu":
-            flops, square = row["matrix_product_flops"], row["square_product_flops"]
-            rate = f" at {flops / 1e9:.1f} GFLOP/s ({flops / square:.2f} of a 1024x1024 product's {square / 1e9:.1f})"
+            rate = f" at {products.rate / 1e9:.1f} GFLOP/s ({products.rate / products.square_rate:.2f} of a 1024x1024 product's"
+            rate += f" {products.square_rate / 1e9:.1f})"
         print(
             f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
             f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
             f"({row['decode_tokens_per_s'] / reference['decode_tokens_per_s']:.2f} x)  "
-            f"matrix products {row['matrix_product_share']:.0%} of the step{rate}"
+            f"matrix products {products.share:.0%} of the step{rate}"
         )
 
 
