@@ -147,6 +147,7 @@ class MatrixProducts:
     flops: float  # per step: 2 m k n for each [m, k] x [k, n] product, batched ones counted per batch
     rate: float  # FLOP/s of the step's products
     square_rate: float  # FLOP/s of one [size, size] x [size, size] product, beside them
+    size: int
 
 
 def matrix_products(action, steps: int = 3, size: int = 1024) -> MatrixProducts:
@@ -166,7 +167,7 @@ def matrix_products(action, steps: int = 3, size: int = 1024) -> MatrixProducts:
         all_seconds += sum(event.self_cpu_time_total for event in events) / 1e6
         flops += sum(event.flops for event in products)
     square_rate = 2 * size**3 / statistics.median(square_seconds)
-    return MatrixProducts(product_seconds / all_seconds, flops / steps, flops / product_seconds, square_rate)
+    return MatrixProducts(product_seconds / all_seconds, flops / steps, flops / product_seconds, square_rate, size)
 
 
 def measure(name: str, model, batch: dict, target_words: int, steps: int, warmup: int, step_only: bool = False) -> dict:
@@ -275,8 +276,8 @@ def report(results: list[dict]) -> None:
     for row in results:
         products, rate = row["matrix_products"], ""
         if pick_device().type == "cpu":
-            rate = f" at {products.rate / 1e9:.1f} GFLOP/s ({products.rate / products.square_rate:.2f} of a 1024x1024 product's"
-            rate += f" {products.square_rate / 1e9:.1f})"
+            large = f"a {products.size}x{products.size} product's {products.square_rate / 1e9:.1f}"
+            rate = f" at {products.rate / 1e9:.1f} GFLOP/s ({products.rate / products.square_rate:.2f} of {large})"
         print(
             f"{row['model']:28s} {row['parameters']:>11,} parameters  MLE step {row['step_s'] * 1000:8.1f} ms "
             f"({row['step_s'] / reference['step_s']:.2f} x transformer)  greedy decoding {row['decode_tokens_per_s']:9.1f} tokens/s "
