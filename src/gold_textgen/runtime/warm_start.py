@@ -10,7 +10,7 @@ finds the server still starting waits for it rather than import the same librari
 steps ready at once would otherwise make three imports on the cores, the server's and their own); it runs
 in place if the server dies before it is up. The project's own modules are imported by each step as before,
 so an edit to them counts from the next step on; a server serves one Python, one set of installed packages
-and one environment (but the project's own settings), and leaves after a minute without steps.
+and one environment (the project's own GOLD_* settings aside), and leaves after a minute without steps.
 
 Off with GOLD_WARM_START=0; never under SLURM, where each job has an allocation of its own (a server left
 behind would outlive it). This module imports nothing heavy: a step calls `hand_over()` before its imports.
