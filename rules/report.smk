@@ -32,6 +32,7 @@ rule main_table:
     conda:
         "../envs/gold.yaml"
     params:
+        imported=imported_by_task(),
         code=code_version("main_table"),
         tasks=EXPERIMENT["tasks"],
         families=task_families,
@@ -61,6 +62,7 @@ rule table1:
     conda:
         "../envs/gold.yaml"
     params:
+        imported=imported_by_task(),
         code=code_version("table1"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
@@ -92,6 +94,7 @@ rule significance:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),
     params:
+        imported=imported_by_task(),
         code=code_version("significance"),
         tasks=EXPERIMENT["tasks"],
         runs=significance_runs,
@@ -124,6 +127,7 @@ rule claims:
         mem_mb=experiment_request("cpu", "mem_mb"),
         runtime=experiment_request("cpu", "runtime"),
     params:
+        imported=imported_by_task(),
         code=code_version("claims"),
         tests=claim_tests,
         runs=claim_runs,
@@ -158,6 +162,7 @@ rule table2:
     conda:
         "../envs/gold.yaml"
     params:
+        imported=imported_by_task(),
         code=code_version("table2"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,
@@ -196,6 +201,7 @@ rule objectives_table:
     conda:
         "../envs/gold.yaml"
     params:
+        imported=imported_by_task(),
         code=code_version("objectives_table"),
         task_metrics=task_metrics,
         tasks=EXPERIMENT["tasks"],
@@ -225,6 +231,7 @@ rule table4:
     conda:
         "../envs/gold.yaml"
     params:
+        imported=imported_by_task(),
         code=code_version("table4"),
         tasks=EXPERIMENT["tasks"],
         task_metrics=task_metrics,

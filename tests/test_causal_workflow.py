@@ -65,6 +65,33 @@ def test_the_causal_demo_runs_through_the_workflow(tmp_path):
         run = f"demo/{objective}/seed1"
         generated = tmp_path / f"results/causal_demo/generations/{run}/test/greedy/sample0.jsonl"
         check_export(tmp_path / f"results/causal_demo/models/{run}", tmp_path / f"exported/{objective}", generated, NEW_TOKENS, lora=False)
+    comes_back_the_same(tmp_path)
+
+
+def comes_back_the_same(tmp_path):
+    """The exports imported by another experiment (`imported_models`, in the models' own places): the same
+    outputs on all 30 test prompts and the same scores, and every table and claim marks the rows imported."""
+    roundtrip = copy.deepcopy(TEST_SIZED)
+    roundtrip["experiment"]["name"] = "causal_roundtrip"
+    roundtrip["tasks"]["demo"]["imported_models"] = {name: {"path": str(tmp_path / f"exported/{name}")} for name in ("mle", "gold_s")}
+    (tmp_path / "roundtrip.yaml").write_text(yaml.safe_dump(roundtrip))
+    target = "results/causal_roundtrip/tables/table1_main.csv"
+    layers = ("--configfile", str(REPO / "configs" / "causal_demo.yaml"), str(tmp_path / "roundtrip.yaml"))
+    result = run_snakemake(tmp_path, "--cores", "2", target, *layers)
+    assert "train_mle" not in job_counts(result.stdout) and "fine_tune" not in job_counts(result.stdout)
+    experiments = [tmp_path / "results" / name for name in ("causal_demo", "causal_roundtrip")]
+    for objective in ("mle", "gold_s"):
+        run = f"demo/{objective}/seed1/test/greedy/sample0"
+        outputs = [
+            [json.loads(line)["hypothesis"] for line in (results / f"generations/{run}.jsonl").read_text().splitlines()]
+            for results in experiments
+        ]
+        assert len(outputs[0]) == 30 and outputs[0] == outputs[1], objective
+        scores = [json.loads((results / f"scores/{run}.json").read_text()) for results in experiments]
+        for metric in ("perplexity", "bleu", "chrf", "unk_rate"):
+            assert scores[1][metric] == pytest.approx(scores[0][metric], rel=1e-5), (objective, metric)
+    table = pd.read_csv(tmp_path / target, dtype={"seed": str}, keep_default_na=False)
+    assert set(table["imported"]) == {"yes"}
 
 
 def test_gold_s_with_lora_adapters_runs_through_the_workflow(tmp_path):

@@ -227,6 +227,7 @@ def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
     pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
     example = [str(REPO / "examples" / "trl_sft_gold.py"), "--output-dir", "runs/trl_gold", "--examples", "64"]
     blocks = [block for page in PAGES_WITH_CODE for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(), re.S)]
+    blocks = [block for block in blocks if not RUN_ELSEWHERE.match(block)]  # test_blocks_run_elsewhere_are_run_there
     assert len(blocks) >= 2
     scripts = []
     for number, block in enumerate(blocks):
@@ -242,6 +243,27 @@ def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
     # peft 0.21 still calls a transformers 5 name that warns (is_gradient_checkpointing): not an interface of ours
     from_trl = [line for line in blocks_said.splitlines() if "FutureWarning" in line and "/trl/" in line]
     assert not from_trl, from_trl
+
+
+# A block that needs a workflow's finished run says which test runs its calls on one: `# run by tests/<file>`.
+RUN_ELSEWHERE = re.compile(r"# run by (tests/\S+\.py)")
+
+
+def test_blocks_run_elsewhere_are_run_there():
+    """Every call a `# run by tests/<file>` block makes (the names before an opening parenthesis, its imports)
+    is made in that file: the page shows what the test runs."""
+    found = 0
+    for page in PAGES_WITH_CODE:
+        for block in re.findall(r"```python\n(.*?)```", (REPO / page).read_text(), re.S):
+            marked = RUN_ELSEWHERE.match(block)
+            if not marked:
+                continue
+            found += 1
+            test = (REPO / marked.group(1)).read_text()
+            calls = set(re.findall(r"\b([A-Za-z_]\w*)\(", block)) | set(re.findall(r"^from [\w.]+ import (\w+)", block, re.M))
+            missing = sorted(name for name in calls if not re.search(rf"\b{name}\b", test))
+            assert not missing, f"{page}: {marked.group(1)} does not run {', '.join(missing)}"
+    assert found
 
 
 # A measured duration or a count of tests typed in prose: "41 min", "about five minutes", "2.5 h", "722 tests".

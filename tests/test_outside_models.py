@@ -19,7 +19,7 @@ from transformers import AutoModelForCausalLM
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.data.tokenization import load_tokenizer
-from gold_textgen.models.import_record import record_import, tokenizer_folder
+from gold_textgen.models.import_record import checked_import, tokenizer_folder, write_import_record
 from gold_textgen.models.imported import load_saved_model
 from gold_textgen.models.input_contract import reads_prompt_completion
 from gold_textgen.runtime.errors import ConfigError
@@ -69,6 +69,8 @@ def test_models_trained_elsewhere_are_tabled_with_no_training_job(tiny_run, tmp_
     significance = pd.read_csv(outputs / "tables/significance.csv")
     compared = set(zip(significance["objective"], significance["baseline"], strict=True))
     assert compared == {("mle_continued", "mle"), ("their_gold", "mle"), ("their_gold", "mle_continued")}
+    for name in ("main", "significance"):  # every row is an imported model's, and says so
+        assert set(pd.read_csv(outputs / f"tables/{name}.csv", keep_default_na=False)["imported"]) == {"yes"}, name
     assert pd.read_csv(outputs / "analysis/demo/training_summary.csv").empty  # nothing trained, nothing marked
 
     weights = models / "gold_s/seed1/model.safetensors"
@@ -117,14 +119,14 @@ def test_one_checkpoint_against_one_checkpoint_is_not_counted_as_several_seeds()
 def test_a_checkpoint_that_is_not_a_model_folder_is_named_with_its_key(tmp_path):
     key = "tasks.demo.imported_models.mine.path"
     with pytest.raises(ConfigError, match=rf"config key {key}: .*missing is not a folder"):
-        record_import(tmp_path / "record", tmp_path / "missing", None, key)
+        checked_import(tmp_path / "missing", None, key)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ConfigError, match="holds neither a model"):
-        record_import(tmp_path / "record", tmp_path / "empty", None, key)
+        checked_import(tmp_path / "empty", None, key)
     (tmp_path / "adapter").mkdir()
     (tmp_path / "adapter" / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": None}))
     with pytest.raises(ConfigError, match="names no base model; set `base`"):
-        record_import(tmp_path / "record", tmp_path / "adapter", None, key)
+        checked_import(tmp_path / "adapter", None, key)
     assert not (tmp_path / "record").exists()
 
 
@@ -143,7 +145,7 @@ def test_a_causal_lm_and_a_lora_adapter_load_as_the_workflows_decoder_only_model
     ids = torch.tensor([[5, 9, 17, 3, 8]])
     key = "tasks.demo.imported_models.mine.path"
     for name, checkpoint in (("plain", tmp_path / "base"), ("lora", tmp_path / "adapter")):
-        record_import(tmp_path / name, checkpoint, None, key)
+        write_import_record(tmp_path / name, checked_import(checkpoint, None, key))
         assert tokenizer_folder(tmp_path / name) == (tmp_path / "base").resolve()
         model = load_saved_model(tmp_path / name, load_tokenizer(tokenizer_folder(tmp_path / name))).eval()
         assert reads_prompt_completion(model)

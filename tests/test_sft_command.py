@@ -54,3 +54,93 @@ def test_a_config_without_a_loss_block_is_refused_by_name(tmp_path):
     (tmp_path / "sft.yaml").write_text(yaml.safe_dump({"model_name_or_path": "x", "output_dir": str(tmp_path)}))
     result = CliRunner().invoke(main, ["sft", "--config", str(tmp_path / "sft.yaml")])
     assert result.exit_code == 1 and "no `loss` block" in result.output
+
+
+def small_config(tmp_path: Path, **changes) -> Path:
+    """A YAML for the command: a tiny local model, 4 conversations, one update."""
+    data = conversations(4)
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in data))
+    if not (tmp_path / "model").is_dir():
+        tiny_chat_model(tmp_path / "model", [turn["content"] for row in data for turn in row["messages"]])
+    config = {
+        "model_name_or_path": str(tmp_path / "model"),
+        "datasets": [{"path": "json", "data_files": str(tmp_path / "train.jsonl")}],
+        "output_dir": str(tmp_path / "out"),
+        "max_steps": 1,
+        "per_device_train_batch_size": 2,
+        "report_to": "none",
+        "use_cpu": True,
+        "save_strategy": "no",
+        **changes,
+    }
+    (tmp_path / "sft.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path / "sft.yaml"
+
+
+@pytest.fixture
+def at_train(monkeypatch):
+    """What the command hands to `train()`: the trainer's objective and the full models alive then (the
+    distinct weight sets of the transformers models the command made, counted from gc), the training
+    itself skipped."""
+    import gc
+
+    from transformers import PreTrainedModel
+
+    from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
+
+    def models() -> list:
+        gc.collect()
+        return [thing for thing in gc.get_objects() if isinstance(thing, PreTrainedModel)]
+
+    before = models()  # held, so that no new model takes an old one's id
+
+    def train(trainer, *args, **kwargs):
+        made = [model for model in models() if not any(model is old for old in before)]
+        weights = {next(model.parameters()).data_ptr() for model in made if any(True for _ in model.parameters())}
+        seen.update(objective=trainer.objective, models=len(weights))
+
+    seen = {}
+    monkeypatch.setattr(ObjectiveSFTTrainer, "train", train)
+    return seen
+
+
+# Each catalog loss the command runs (policy gradient samples during training: the workflow runs it), and
+# whether it reads the frozen model (GOLD-s's online rewards, iw-SFT's reference policy, ASFT's anchor).
+READS_FROZEN = {"gold": True, "iw_sft": True, "asft": True}
+REQUIRED = {"gold": {"reward": "s"}, "tailr": {"density_ratio_threshold": 0.5}, "mixce": {"mixing_ratio": 0.5}}  # no defaults
+COMMAND_LOSSES = ["gold", "nll", "dft", "tailr", "mixce", "loss_truncation", "asft", "psft", "iw_sft", "probability", "eaft", "gem"]
+
+
+@pytest.mark.parametrize("loss", COMMAND_LOSSES)
+def test_a_frozen_model_is_loaded_only_for_a_loss_that_reads_it(tmp_path, at_train, loss):
+    result = CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, loss={"loss": loss, **REQUIRED.get(loss, {})}))])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    assert at_train["models"] == (2 if READS_FROZEN.get(loss) else 1), (
+        loss,
+        at_train["models"],
+    )  # the policy, and the frozen model where read
+
+
+def test_trls_loss_settings_are_read_as_trl_means_them(tmp_path, at_train):
+    """`loss_type: dft` alone is the catalog's DFT; the NLL has no label smoothing unless TRL's
+    label_smoothing_factor (or the loss block) sets it, GOLD keeps its reference's; two losses named, or the
+    smoothing set twice, are refused by name."""
+    run = lambda **changes: CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, **changes))])  # noqa: E731
+    assert run(loss_type="dft").exit_code == 0
+    assert at_train["objective"].settings.loss == "dft" and at_train["objective"].settings.label_smoothing == 0.0
+    assert run(loss={"loss": "nll"}).exit_code == 0 and at_train["objective"].settings.label_smoothing == 0.0
+    assert run(loss={"loss": "nll"}, label_smoothing_factor=0.1).exit_code == 0
+    assert at_train["objective"].settings.label_smoothing == 0.1
+    assert run(loss={"loss": "gold", "reward": "s"}).exit_code == 0 and at_train["objective"].settings.label_smoothing == 0.1
+    refused = run(loss_type="dft", loss={"loss": "gold"})
+    assert refused.exit_code == 1 and "loss_type: dft (TRL's) and loss: {loss: gold} name two losses" in refused.output
+    refused = run(loss={"loss": "nll", "label_smoothing": 0.1}, label_smoothing_factor=0.1)
+    assert refused.exit_code == 1 and "both set it" in refused.output
+
+
+def test_wrapped_packing_is_refused_for_a_loss_that_reads_past_each_token(tmp_path, at_train):
+    wrapped = {"packing": True, "packing_strategy": "wrapped", "max_length": 32}
+    refused = CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, loss={"loss": "gold", "reward": "s"}, **wrapped))])
+    assert refused.exit_code == 1 and "packing_strategy 'wrapped' cuts examples mid-sequence" in refused.output
+    accepted = CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, loss={"loss": "dft"}, **wrapped))])
+    assert accepted.exit_code == 0, accepted.output + repr(accepted.exception)

@@ -43,6 +43,19 @@ def test_a_policy_sharded_by_fsdp_is_refused_where_helpers_are_built_from_it(sha
     assert torch.isfinite(ObjectiveLoss("dft")(policy(input_ids=batch), batch))
 
 
+def test_a_lora_policy_under_fsdp_is_refused_as_unsupported_without_advising_an_adapter(sharded_policy):
+    from peft import LoraConfig, get_peft_model
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    start, _ = sharded_policy
+    adapted = get_peft_model(copy.deepcopy(start), LoraConfig(r=2, target_modules="all-linear"))
+    fully_shard(adapted, mesh=init_device_mesh("cpu", (1,)))
+    with pytest.raises(ValueError, match=r"trains a LoRA adapter over sharded weights .* not supported") as refused:
+        ObjectiveLoss("gold", reward="s").start(adapted)
+    assert "or a LoRA adapter" not in str(refused.value)
+
+
 @pytest.mark.trl
 def test_gold_s_data_parallel_on_two_processes_equals_one_process(tmp_path):
     """torchrun's two gloo workers with two examples each train GOLD-s (pi_tilde and the frozen model in

@@ -114,3 +114,26 @@ def test_a_fixed_budget_run_keeps_its_last_model_and_a_rise_within_the_threshold
         run = finished_run(tmp_path / f"rise{rise}", [46.0, 46.5, 46.5 + rise], cap=300)
         (run / "resolved_config.yaml").write_text(yaml.safe_dump({"training": {"max_steps": 300, "early_stopping_threshold": 0.3}}))
         assert run_summary(run)["still_improving"] is improving
+
+
+def test_an_imported_model_is_marked_in_every_table_and_claim(tmp_path):
+    """`imported`: `yes` on each row of an imported model (seed and mean rows alike), a footnote naming it, and
+    in the claims table the compared models that were imported."""
+    from gold_textgen.analysis.claims_report import with_imported
+    from gold_textgen.analysis.training_marks import IMPORTED
+    from gold_textgen.config.paper_claims import ClaimTest
+
+    pd.DataFrame({"objective": ["gold_s"], "seed": [1], "still_improving": [False]}).to_csv(tmp_path / "demo.csv", index=False)
+    marks = training_marks({"demo": tmp_path / "demo.csv"}, {"demo": ["mle"], "other": []})
+    assert marks.imported == {"demo": ["mle"]} and marks.columns == [IMPORTED]
+    table = pd.DataFrame({"task": ["demo"] * 3, "objective": ["mle", "mle", "gold_s"], "seed": ["1", "mean", "1"]})
+    assert with_training_marks(table, marks)[IMPORTED].tolist() == ["yes", "yes", ""]
+    assert "Imported (column `imported`)" in note(marks) and "demo: mle" in note(marks)
+    assert IMPORTED not in with_training_marks(table, training_marks({"demo": tmp_path / "demo.csv"})).columns
+
+    tests = [
+        ClaimTest("quality_gold_s", "demo", "gold_s", "mle", "greedy", "test"),
+        ClaimTest("quality_gold_s", "demo", "gold_s", "mle_continued", "greedy", "test"),
+    ]
+    claims = pd.DataFrame({"name": [test.name for test in tests]})
+    assert with_imported(claims, tests, {"demo": ["mle"]})["imported"].tolist() == ["mle", ""]

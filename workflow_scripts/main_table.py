@@ -17,7 +17,7 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
     significance = pd.read_csv(snakemake.input.significance)
     table = with_scoring(with_families(seed_table(scores), snakemake.params.families), scores)
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = with_training_marks(with_significance(table, significance), marks)
     labels = ("task", "family", "objective", "role", "split", "decoder", "seed")
     footer = scoring_note(scores) + note(significance) + marks_note(marks)

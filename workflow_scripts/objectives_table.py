@@ -19,7 +19,7 @@ with log_to_file(snakemake.log[0]):
     sweep = load_scores(snakemake.input.sweep) if snakemake.input.sweep else None
     diversity = {task: pd.read_csv(path) for task, path in zip(snakemake.params.tasks, snakemake.input.diversity, strict=True)}
     significance = pd.read_csv(snakemake.input.significance)
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = with_significance(objectives_table(scores, sweep, diversity, snakemake.params.task_metrics), significance)
     table = with_training_marks(table, marks)
     footer = scoring_note(scores) + note(significance) + marks_note(marks) + smoothing_note(snakemake.params.smoothing)

@@ -25,7 +25,7 @@ with log_to_file(snakemake.log[0]):
         draw_seed=bootstrap["draw_seed"],
         trials=trials,
     )
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = with_training_marks(table, marks)
     write_csv(snakemake.output.csv, table, float_format="%.4f")
     write_text(snakemake.output.markdown, to_markdown(table, resamples, confidence, trials) + marks_note(marks))

@@ -17,7 +17,7 @@ with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
     significance = pd.read_csv(snakemake.input.significance)
     table, columns = table1(scores, snakemake.params.task_metrics)
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = with_significance(with_families(table, snakemake.params.families), significance)
     labels = table1_labels(table)
     table = with_training_marks(with_scoring(table, scores), marks)

@@ -12,7 +12,7 @@ from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = with_families(table2(scores, snakemake.params.task_metrics, snakemake.params.decoders), snakemake.params.families)
     table = with_training_marks(table, marks)
     footer = scoring_note(scores) + marks_note(marks)

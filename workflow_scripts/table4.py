@@ -13,7 +13,7 @@ from gold_textgen.runtime.logs import log_to_file
 
 with log_to_file(snakemake.log[0]):
     scores = load_scores(snakemake.input.scores)
-    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)))
+    marks = training_marks(dict(zip(snakemake.params.tasks, snakemake.input.training, strict=True)), snakemake.params.imported)
     table = table4(scores, snakemake.params.task_metrics, snakemake.params.starts, snakemake.params.reward_metrics)
     table = with_training_marks(table, marks)
     footer = scoring_note(scores) + marks_note(marks)

@@ -49,6 +49,12 @@ def imported_models(task):
     return config["tasks"][task]["imported_models"]
 
 
+def imported_by_task():
+    """Each task's imported models' names: the tables mark their rows (a param: an import added or removed
+    remakes the tables)."""
+    return {task: sorted(imported_models(task)) for task in EXPERIMENT["tasks"]}
+
+
 def imported_names():
     """The names of the models any task imports."""
     return [name for task in config["tasks"] for name in imported_models(task)]

@@ -4,6 +4,7 @@ method."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -37,6 +38,13 @@ def _bounds(row) -> str:
     return f"[{_number(row['low'])}, {_number(row['high'])}] ({levels})"
 
 
+def with_imported(table: pd.DataFrame, tests: Sequence, imported: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """`table` with the `imported` column: per claim, the compared models that were trained elsewhere and
+    imported (`tests`: the claims' tests, whose names the table's `name` column holds)."""
+    named = {test.name: ", ".join(m for m in (test.system, test.baseline) if m in imported.get(test.task, [])) for test in tests}
+    return table.assign(imported=[named.get(name, "") for name in table["name"]])
+
+
 def to_markdown(table: pd.DataFrame) -> str:
     headers = ["task", "verdict", "claim", "estimate", "bounds (level)", "p (Holm)", "paper's effect", "power", "seeds for 80%", "per seed"]
     rows = []
@@ -45,7 +53,8 @@ def to_markdown(table: pd.DataFrame) -> str:
         needed = "-" if math.isnan(row["seeds_needed"]) else f"{row['seeds_needed']:.0f}"
         if math.isnan(row["seeds_needed"]) and not math.isnan(row["paper_effect"]):
             needed = "none"
-        cells = [row["task"], row["verdict"], f"{row['name']}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
+        name = row["name"] + (f" (imported: {row['imported']})" if row.get("imported") else "")
+        cells = [row["task"], row["verdict"], f"{name}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
         cells += [_number(decided), _number(row["paper_effect"]), _number(row["power"]), needed, row["per_seed"]]
         rows.append(cells)
     return markdown_table(headers, rows) + "\n\n" + method_note() + " Withdrawn claims: docs/reference/claims.md.\n"

@@ -6,9 +6,12 @@
   `experiment.allow_unconverged_mle: true`; a fine-tuned model's gain over such an MLE is partly the
   training MLE had left to do;
 * `kept_first_model`: a fine-tuning run that kept its first evaluation's model though it trained on (no
-  later dev evaluation beat it): the row shows what a few updates made, not what the objective trains.
+  later dev evaluation beat it): the row shows what a few updates made, not what the objective trains;
+* `imported`: a model trained elsewhere and evaluated here (`tasks.<task>.imported_models`, which the
+  rules pass beside the summaries): under an objective's name it is not that objective's run.
 
-On a seed's row `yes`; on a row over seeds (`seed` = mean, or a table without seeds) the seeds concerned."""
+On a seed's row `yes`; on a row over seeds (`seed` = mean, or a table without seeds) the seeds concerned
+(`imported`: `yes` on every row of the model)."""
 
 from __future__ import annotations
 
@@ -20,22 +23,26 @@ import pandas as pd
 
 COLUMN = "mle_unconverged"
 KEPT_FIRST = "kept_first_model"
+IMPORTED = "imported"
 
 
 @dataclass(frozen=True)
 class Marks:
     mle_unconverged: dict[str, list[int]] = field(default_factory=dict)  # task -> seeds
     kept_first: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # task -> objective -> seeds
+    imported: dict[str, list[str]] = field(default_factory=dict)  # task -> imported models' names
 
     @property
     def columns(self) -> list[str]:
         """The mark columns with an entry (the tables show only these)."""
-        return [name for name, found in ((COLUMN, self.mle_unconverged), (KEPT_FIRST, self.kept_first)) if found]
+        found = ((COLUMN, self.mle_unconverged), (KEPT_FIRST, self.kept_first), (IMPORTED, self.imported))
+        return [name for name, entries in found if entries]
 
 
-def training_marks(summaries: Mapping[str, str | Path]) -> Marks:
+def training_marks(summaries: Mapping[str, str | Path], imported: Mapping[str, Iterable[str]] | None = None) -> Marks:
     """Per task (its training summary), the seeds whose MLE had not converged and the fine-tuning runs that
-    kept their first evaluation's model; tasks without any are left out."""
+    kept their first evaluation's model, and (`imported`, per task) the imported models; tasks without any
+    are left out."""
     unconverged, kept_first = {}, {}
     for task, path in summaries.items():
         summary = pd.read_csv(path)
@@ -47,7 +54,8 @@ def training_marks(summaries: Mapping[str, str | Path]) -> Marks:
             runs = summary[(summary["objective"] != "mle") & summary["kept_first"].astype(bool)]
             for objective, rows in runs.groupby("objective"):
                 kept_first.setdefault(task, {})[str(objective)] = sorted(int(seed) for seed in rows["seed"])
-    return Marks(unconverged, kept_first)
+    named = {task: sorted(names) for task, names in (imported or {}).items() if names}
+    return Marks(unconverged, kept_first, named)
 
 
 def _seed_list(seeds: Iterable) -> str:
@@ -70,6 +78,8 @@ def with_training_marks(table: pd.DataFrame, marks: Marks) -> pd.DataFrame:
     table[COLUMN] = _marked(table, lambda row: marks.mle_unconverged.get(row["task"], []))
     if "objective" in table.columns:
         table[KEPT_FIRST] = _marked(table, lambda row: marks.kept_first.get(row["task"], {}).get(row["objective"], []))
+        if marks.imported:
+            table[IMPORTED] = ["yes" if row["objective"] in marks.imported.get(row["task"], []) else "" for _, row in table.iterrows()]
     return table
 
 
@@ -91,5 +101,11 @@ def note(marks: Marks) -> str:
             f"\nFirst model kept (column `{KEPT_FIRST}`): no later dev evaluation beat the first, so the run kept the model of its "
             f"first evaluation ({runs}): these rows show a few updates of the objective, not what it trains. A dev metric that "
             "does not move calls for an equal fixed budget (fine_tune.keep: last).\n"
+        )
+    if marks.imported:
+        models = "; ".join(f"{task}: {', '.join(names)}" for task, names in marks.imported.items())
+        text += (
+            f"\nImported (column `{IMPORTED}`): models trained elsewhere and evaluated here ({models}); a row under an "
+            "objective's name is the imported checkpoint, not that objective trained by this workflow.\n"
         )
     return text

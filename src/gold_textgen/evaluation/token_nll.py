@@ -33,9 +33,9 @@ import torch
 from tqdm.auto import tqdm
 from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedTokenizerBase
 
+from ..data.checkpoint_tokenizer import model_tokenizer
 from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
-from ..data.tokenization import leading_target_specials, load_tokenizer
-from ..models.import_record import tokenizer_folder
+from ..data.tokenization import leading_target_specials
 from ..models.imported import load_saved_model
 from ..models.input_contract import reads_prompt_completion, token_features
 from ..runtime.checked_parquet import write_checked_parquet
@@ -96,7 +96,7 @@ def token_nll_table(
 def load_evaluated_model(model_dir: Path):
     """The model saved in a workflow model folder (trained or imported) on this process's device, and its
     tokenizer."""
-    tokenizer = load_tokenizer(tokenizer_folder(model_dir))
+    tokenizer = model_tokenizer(model_dir)
     return load_saved_model(model_dir, tokenizer).to(pick_device()), tokenizer
 
 

@@ -41,9 +41,10 @@ def folder_identity(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def record_import(model_dir: Path, checkpoint: Path, base: str | None, key: str) -> dict:
-    """Write `model_dir`/IMPORT_RECORD for `checkpoint` after checking it is a model folder; `key` (the
-    config key that named it) goes into every error."""
+def checked_import(checkpoint: Path, base: str | None, key: str) -> dict:
+    """The import record of `checkpoint` after checking it is a model folder; `key` (the config key that
+    named it) goes into every error. The caller adds how its tokenizer loads (`tokenizer`:
+    data/checkpoint_tokenizer.py) and writes it (write_import_record)."""
     if not checkpoint.is_dir():
         raise ConfigError(f"config key {key}: {checkpoint} is not a folder")
     adapter = (checkpoint / ADAPTER_CONFIG).is_file()
@@ -57,11 +58,14 @@ def record_import(model_dir: Path, checkpoint: Path, base: str | None, key: str)
             base = str(Path(base).resolve())
     if not tokenizer_in(checkpoint) and not (base and tokenizer_in(Path(base))):
         raise ConfigError(f"config key {key}: no tokenizer in {checkpoint}" + (f" nor in its base {base}" if base else ""))
-    record = {"checkpoint": str(checkpoint.resolve()), "adapter": adapter, "base": base if adapter else None}
+    return {"checkpoint": str(checkpoint.resolve()), "adapter": adapter, "base": base if adapter else None}
+
+
+def write_import_record(model_dir: Path, record: dict) -> None:
     model_dir.mkdir(parents=True, exist_ok=True)
     write_json(model_dir / IMPORT_RECORD, record)
-    log.info("%s: imported from %s%s", model_dir, record["checkpoint"], f" (a LoRA adapter over {base})" if adapter else "")
-    return record
+    adapter = f" (a LoRA adapter over {record['base']})" if record["adapter"] else ""
+    log.info("%s: imported from %s%s", model_dir, record["checkpoint"], adapter)
 
 
 def import_record(model_dir: Path) -> dict | None:
@@ -74,8 +78,11 @@ def tokenizer_folder(model_dir: Path) -> Path:
     """The folder whose tokenizer the saved model reads: the model folder itself, or for an imported model
     its checkpoint (an adapter without a tokenizer: its base)."""
     record = import_record(model_dir)
-    if record is None:
-        return Path(model_dir)
+    return Path(model_dir) if record is None else recorded_tokenizer_folder(record)
+
+
+def recorded_tokenizer_folder(record: dict) -> Path:
+    """The folder holding an import record's tokenizer: the checkpoint's, else (an adapter) its base's."""
     checkpoint = Path(record["checkpoint"])
     return checkpoint if tokenizer_in(checkpoint) else Path(record["base"])
 

@@ -207,12 +207,11 @@ class HelperModels:
         adapters = peft_model_in(start) is not None
 
         def helper(name: str):
-            refuse_sharded(start, "policy")
+            refuse_sharded(start, "policy", adapters)
             return AdapterHelper(start, name) if adapters else model_from_weights(start)
 
         lagged = helper("lagged_policy") if settings.uses_lagged_policy else None
-        wants_frozen = (settings.uses_rewards and settings.rewards == "online") or settings.uses_anchor
-        if not wants_frozen:
+        if not settings.uses_frozen_model:
             frozen = None
         elif frozen is None:
             frozen = helper("frozen_start")

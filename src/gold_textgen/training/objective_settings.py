@@ -97,6 +97,18 @@ class ObjectiveSettings:
         return "anchor" in self.needs
 
     @property
+    def uses_frozen_model(self) -> bool:
+        """Whether the loss reads a frozen model at all (its rewards online, or its anchor): only then is one
+        loaded (the library path's `reference_model`)."""
+        return (self.uses_rewards and self.rewards == "online") or self.uses_anchor
+
+    @property
+    def reads_past_the_token(self) -> bool:
+        """Whether a token's term reads other tokens of its example (GOLD's returns over the next tokens, loss
+        truncation's per-example loss): a packed row cut mid-example changes it."""
+        return bool({"gold_returns", "truncation"} & self.needs)
+
+    @property
     def reads_distribution(self) -> bool:
         """Whether the loss reads the policy's whole distribution (a KL, an entropy, GEM's generator, label
         smoothing), not only its log-probs of the reference tokens: a model that gives those cheaply then

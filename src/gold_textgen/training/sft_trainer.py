@@ -23,6 +23,18 @@ from .objective_loss import for_gradient_averaging
 from .trainer_losses import ObjectiveLoss
 
 
+def refuse_cut_examples(config, settings) -> None:
+    """Raise ValueError where SFTConfig `config` packs with the 'wrapped' strategy, which cuts examples
+    mid-sequence, for a loss whose terms read the tokens after each one up to its example's end (GOLD's
+    returns, loss truncation's per-example loss): the cut would change the loss, not only the context."""
+    if config.packing and config.packing_strategy == "wrapped" and settings.reads_past_the_token:
+        raise ValueError(
+            f"packing_strategy 'wrapped' cuts examples mid-sequence, which changes the loss '{settings.loss}' (its terms "
+            "read the tokens after each one, up to the example's end): pack with 'bfd' (TRL's default), which keeps "
+            "each example whole up to max_length, as without packing"
+        )
+
+
 class ObjectiveSFTTrainer(SFTTrainer):
     """SFTTrainer whose training loss is `objective` (an ObjectiveLoss); everything else is TRL's."""
 
@@ -35,6 +47,8 @@ class ObjectiveSFTTrainer(SFTTrainer):
                 "the objective is the whole loss: leave SFTConfig's loss_type 'nll' and label_smoothing_factor 0 "
                 "(pass label_smoothing= to ObjectiveLoss)"
             )
+        if config is not None:
+            refuse_cut_examples(config, objective.settings)
         objective.capture_inputs = False  # compute_loss hands the inputs over
         super().__init__(*args, callbacks=[objective.callback(), *(callbacks or ())], **kwargs)  # its syncs first
         objective.helper_context = self.accelerator.autocast  # the helpers in the policy's mixed precision

@@ -26,11 +26,19 @@ def sharding_of(model: torch.nn.Module) -> str | None:
     return None
 
 
-def refuse_sharded(model: torch.nn.Module, role: str) -> None:
-    """Raise ValueError naming the sharding of `model` (the run's `role`: the policy, the frozen model)."""
+def refuse_sharded(model: torch.nn.Module, role: str, adapters: bool = False) -> None:
+    """Raise ValueError naming the sharding of `model` (the run's `role`: the policy, the frozen model);
+    `adapters`: the policy already trains a LoRA adapter, so that advice is no way out."""
     kind = sharding_of(model)
-    if kind:
+    if not kind:
+        return
+    if adapters:
         raise ValueError(
-            f"the {role}'s weights are sharded ({kind}): pi_tilde and the frozen model would be built from shards. "
-            "Train data-parallel (DDP, torchrun) instead, or a LoRA adapter to fit a large model (docs/guide/slurm.md)"
+            f"the {role} trains a LoRA adapter over sharded weights ({kind}), which is not supported: pi_tilde and the frozen "
+            "model are adapters of that base and would be built from shards. Train it data-parallel (DDP, torchrun): with an "
+            "adapter the base weights are in memory once per process (docs/guide/slurm.md)"
         )
+    raise ValueError(
+        f"the {role}'s weights are sharded ({kind}): pi_tilde and the frozen model would be built from shards. "
+        "Train data-parallel (DDP, torchrun) instead, or a LoRA adapter to fit a large model (docs/guide/slurm.md)"
+    )

@@ -62,6 +62,11 @@ class ObjectiveLoss:
         self.helper_context: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
         self._inputs: dict | None = None
 
+    def use_reference_model(self, model: PreTrainedModel) -> None:
+        """`model` as the frozen model (as `reference_model=` at construction): for a caller that loads it
+        only once the loss's settings say it is read (`settings.uses_frozen_model`)."""
+        self.reference_model = frozen_model(model)
+
     def callback(self) -> ObjectiveCallback:
         """The TrainerCallback that keeps this loss's helpers (pass it in the Trainer's `callbacks`)."""
         return ObjectiveCallback(self)
