@@ -92,3 +92,19 @@ def test_a_record_says_current_only_after_a_run_that_built_every_target(tmp_path
     config.write_text("experiment: {name: smoke, seeds: [2]}\n")
     assert experiment_index.status(done, "code") == "config changed since"
     assert json.loads(Path(tmp_path, "experiment.json").read_text())["sources"] == ["smoke.yaml"]
+
+
+def test_a_config_edited_while_its_run_went_is_named_and_never_current(tmp_path):
+    """The run read its config (`read_as`), then the file changed before the run ended: the record keeps the
+    digest of the config as it was read, names the edited file, and never reads "current", not even once the
+    file is edited back (the run's results are of the settings it read, which the record says)."""
+    config = tmp_path / "smoke.yaml"
+    config.write_text("tasks: {demo: {fine_tune: {learning_rate: 0.001}}}\n")
+    read_as = experiment_index.file_digests([config])
+    config.write_text("tasks: {demo: {fine_tune: {learning_rate: 0.002}}}\n")
+    done = experiment_index.record_run(tmp_path, "smoke", None, ["smoke.yaml"], [config], "code", complete=True, read_as=read_as)
+    assert done["config_edited_during_run"] == [str(config.resolve())]
+    assert experiment_index.status(done, "code").startswith("config edited while its run went (smoke.yaml)")
+    assert done["config_digest"] != experiment_index.config_digest([config])
+    untouched = experiment_index.record_run(tmp_path, "smoke", None, ["smoke.yaml"], [config], "code", complete=True)
+    assert untouched["config_edited_during_run"] == [] and experiment_index.status(untouched, "code") == "current"

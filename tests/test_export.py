@@ -23,3 +23,15 @@ def test_a_recurrent_model_is_refused_with_how_to_load_it_and_an_existing_folder
     (tmp_path / "taken").mkdir()
     refused = CliRunner().invoke(main, ["export", str(model_dir), str(tmp_path / "taken")])
     assert refused.exit_code == 1 and "exists" in refused.output
+
+
+def test_a_model_whose_weights_are_cut_short_is_refused_in_one_line(tmp_path):
+    tokenizer = train_tokenizer([" ".join(f"w{i}" for i in range(20))])
+    model_dir = tmp_path / "nqg_pp"
+    initial_model(tiny_recurrent("nqg_pp", copy=False), tokenizer).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    weights = model_dir / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    refused = CliRunner().invoke(main, ["export", str(model_dir), str(tmp_path / "out")])
+    assert refused.exit_code == 1 and "its model cannot be read (SafetensorError" in refused.output, refused.output
+    assert "Traceback" not in refused.output and not (tmp_path / "out").exists()

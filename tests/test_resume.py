@@ -78,6 +78,20 @@ def test_killed_training_resumes_and_matches_an_uninterrupted_run(config, refere
     assert_resumed_to_the_uninterrupted_model(interrupted, reference, {"checkpoint-40", "checkpoint-60"})
 
 
+def test_a_damaged_newest_checkpoint_is_skipped_and_the_run_ends_as_an_uninterrupted_one(config, reference, tmp_path):
+    """Killed after checkpoint-40, whose weights are then cut short (a disk that filled): the rerun names the
+    file, resumes from the checkpoint kept before it and ends with the uninterrupted run's model."""
+    damaged = with_prepared_data(reference, tmp_path / "damaged")
+    kill_after_checkpoint(damaged, config, step=40)
+    weights = damaged / CHECKPOINTS / "checkpoint-40" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    run_snakemake(damaged, "--unlock", "--configfile", str(config))
+    run_snakemake(damaged, MODEL, "--cores", "2", "--rerun-incomplete", "--configfile", str(config))
+    assert_resumed_to_the_uninterrupted_model(damaged, reference, {"checkpoint-20"})
+    logs = "".join(path.read_text() for path in (damaged / "logs").rglob("*.log"))
+    assert "not resuming from checkpoint" in logs and "model.safetensors has 1000 bytes" in logs
+
+
 def test_a_killed_job_whose_code_was_edited_restarts_from_scratch_with_the_new_code(reference, tmp_path):
     """Killed at a checkpoint, then the code it runs edited (a line that runs, in the MLE stage): the rerun
     does not resume the old code's checkpoint; it trains from the first update to its last, and its

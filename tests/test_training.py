@@ -207,6 +207,32 @@ def test_a_checkpoint_torn_before_the_lagged_policy_is_written_is_skipped(gold_s
     assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
 
 
+@pytest.mark.parametrize("damage", ["truncated", "edited"])
+def test_a_damaged_newest_checkpoint_is_named_and_the_newest_intact_one_resumed(gold_setup, caplog, damage):
+    """Killed after checkpoint-9, then its weights damaged (cut in half, or one value changed with the size
+    kept, as an edit by hand): the rerun names the file, removes that checkpoint and resumes from
+    the newest intact one (the best, kept beside it) to the uninterrupted run's model."""
+    from safetensors.torch import load_file, save_file
+
+    mle, rewards = gold_setup
+    straight = run_job(mle, rewards, "gold_s", "straight")
+    with pytest.raises(RuntimeError, match="killed after checkpoint-9"):
+        run_job(mle, rewards, "gold_s", "damaged", callbacks=(CrashAfterCheckpoint(9),))
+    weights = mle.output_dir.parent / "ckpt-damaged" / "checkpoint-9" / "model.safetensors"
+    if damage == "truncated":
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    else:
+        tensors = load_file(weights)
+        name = next(iter(tensors))
+        tensors[name] = tensors[name] + 0.5
+        save_file(tensors, weights, metadata={"format": "pt"})
+    with caplog.at_level(logging.WARNING):
+        resumed = run_job(mle, rewards, "gold_s", "damaged")
+    assert "not resuming from checkpoint" in caplog.text and "model.safetensors" in caplog.text
+    assert json.loads((resumed / "provenance.json").read_text())["resumed_from"] in ("checkpoint-3", "checkpoint-6")
+    assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
+
+
 @pytest.mark.parametrize("max_tokens", [None, 120])
 def test_interrupted_mle_resumes_to_the_same_model(tiny_data, tmp_path, monkeypatch, max_tokens):
     data_dir, tokenizer = tiny_data
@@ -310,7 +336,7 @@ def test_checkpoints_of_another_identity_or_incomplete_are_not_resumed(tmp_path)
     assert not (tmp_path / "checkpoint-10").exists()
     for step in (10, 20):
         (tmp_path / f"checkpoint-{step}").mkdir()
-    (tmp_path / "checkpoint-10" / COMPLETE_FILE).write_text("{}")
+    (tmp_path / "checkpoint-10" / COMPLETE_FILE).write_text('{"files": {}}')
     assert claim_checkpoints(tmp_path, identity).endswith("checkpoint-10")  # 20 was never completed
     assert not (tmp_path / "checkpoint-20").exists()
     assert claim_checkpoints(tmp_path, {**identity, "inputs": {"train": "abd"}}) is None
@@ -366,7 +392,7 @@ def test_a_second_trainer_on_a_living_trainers_checkpoints_stops_and_names_it(tm
     identity = {"settings": {}, "inputs": {}}
     (folder / FINGERPRINT_FILE).write_text(json.dumps({"fingerprint": fingerprint(identity), "identity": identity}))
     (folder / "checkpoint-5").mkdir()
-    (folder / "checkpoint-5" / COMPLETE_FILE).write_text("{}")
+    (folder / "checkpoint-5" / COMPLETE_FILE).write_text('{"files": {}}')
     assert claim_checkpoints(folder, identity).endswith("checkpoint-5")
 
 

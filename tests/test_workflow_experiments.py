@@ -98,6 +98,35 @@ def test_another_config_under_an_existing_name_is_refused_and_an_unnamed_overlay
     assert "results/smoke.faster/models/demo/mle/seed1" in planned and "results/smoke/models/" not in planned
 
 
+@pytest.mark.workflow
+def test_an_extension_whose_layers_rebuild_its_base_otherwise_is_refused(tiny_run, tmp_path):
+    """An experiment that `extends` smoke writes its models into results/smoke: with an unnamed overlay before
+    smoke.yaml (another fine-tuning rate), or a second file naming smoke between smoke.yaml and the
+    extension, the base would be retrained in place; both are refused naming the base's folder and the key,
+    and nothing of results/smoke changes. After smoke.yaml alone the extension plans nothing of the base."""
+    workdir = tmp_path / "folder"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    models = workdir / "results" / "smoke" / "models"
+    before = digests(models)
+    faster = tmp_path / "faster.yaml"
+    faster.write_text(yaml.safe_dump({"tasks": {"demo": {"fine_tune": {"learning_rate": 0.005}}}}))
+    renamed = tmp_path / "smoke_again.yaml"
+    renamed.write_text(yaml.safe_dump({"experiment": {"name": "smoke"}, "tasks": {"demo": {"fine_tune": {"learning_rate": 0.005}}}}))
+    extension = tmp_path / "ext.yaml"
+    extension.write_text(yaml.safe_dump({"experiment": {"name": "ext", "extends": "smoke"}}))
+    for layers in ((faster, SMOKE, extension), (SMOKE, renamed, extension)):
+        result = run_snakemake(workdir, "--cores", "1", "--configfile", *map(str, layers), check=False)
+        said = result.stdout + result.stderr
+        assert result.returncode != 0, said[-3000:]
+        assert "this run extends the experiment 'smoke', whose models it writes in their folder" in said, said[-3000:]
+        assert "results/smoke/ belongs to the experiment made by configs/smoke.yaml" in said
+        assert "tasks.demo.fine_tune.learning_rate" in said
+    assert digests(models) == before
+    planned = run_snakemake(workdir, "-n", "--configfile", str(SMOKE), str(extension)).stdout
+    outputs = [line for line in planned.splitlines() if line.strip().startswith("output:")]
+    assert outputs and not any("results/smoke/" in line for line in outputs)
+
+
 # Every shipped experiment: a config alone, or an overlay after its base.
 SHIPPED = [["config.yaml"]] + [
     [path.relative_to(REPO).as_posix() for path in shipped_layers(name)]

@@ -91,6 +91,17 @@ if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
     )
     if OWNERSHIP_PROBLEM:
         raise WorkflowError(OWNERSHIP_PROBLEM)
+    # An extension writes its models into its base's folder: the layers that rebuild the base here must be
+    # the settings that folder's models were made with.
+    if EXPERIMENT["extends"]:
+        BASE_PROBLEM = gold_experiment_index.base_ownership_problem(
+            STORE,
+            EXPERIMENT["extends"],
+            gold_overlays.base_layers(CONFIG_LAYERS, EXPERIMENT["extends"]),
+            Path(workflow.basedir),
+        )
+        if BASE_PROBLEM:
+            raise WorkflowError(BASE_PROBLEM)
 
 # Results copied without their file times (`cp -r`) get the times of the run that wrote them back where
 # their contents are unchanged, before Snakemake compares any (runtime/file_times.py). Only the process
@@ -250,6 +261,11 @@ onsuccess:
     gold_file_times.record(Path.cwd(), built | timed)
 
 
+# The config files as this run read them: a file edited while the run goes is named in its record.
+RUN_CONFIG_FILES = [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles]
+CONFIG_AS_READ = gold_experiment_index.file_digests(RUN_CONFIG_FILES)
+
+
 def record_experiment(complete):
     code = workflow_code()
     gold_experiment_index.record_run(
@@ -257,10 +273,11 @@ def record_experiment(complete):
         EXPERIMENT["name"],
         EXPERIMENT["extends"],
         EXPERIMENT_SOURCE_LABELS,
-        [Path(workflow.basedir) / "config.yaml", *workflow.config_settings.configfiles],
+        RUN_CONFIG_FILES,
         code,
         complete=complete,
         settings=OWNED_SETTINGS,
+        read_as=CONFIG_AS_READ,
     )
     gold_experiment_index.write_index("results", code)
 

@@ -17,7 +17,7 @@ from ..config.layers import OVERRIDES_SUFFIX
 from ..cost.dry_run import job_counts
 from ..runtime.errors import ConfigError
 from ..runtime.files import write_text
-from ..workflow.experiment_index import REPLACE_VARIABLE
+from ..workflow.experiment_index import REPLACE_VARIABLE, read_record
 from .cost import cost_report, dry_run, load_profile, snakemake_failure
 from .overrides import checked_config
 
@@ -156,6 +156,10 @@ def status(configs, overrides) -> None:
     config, arguments = experiment_arguments(configs, overrides)
     pending = planned_jobs(arguments)
     name = config["experiment"]["name"]
+    record = read_record(f"results/{name}") or {}
+    if record.get("config_edited_during_run"):
+        edited = ", ".join(record["config_edited_during_run"])
+        click.echo(f"{name}: its last run's config was edited while it went ({edited}); its results are of the config as it was read")
     if not pending:
         click.echo(f"{name}: up to date (results/{name}/)")
         return
@@ -187,12 +191,19 @@ def tally(arguments) -> None:
 def export_command(model_dir, out) -> None:
     """Write the model in MODEL_DIR (a workflow's results/<experiment>/models/...) to OUT in the form
     transformers' Auto classes, peft, lm-eval and vLLM load (docs/guide/decoder-only.md)."""
+    from safetensors import SafetensorError
+
     from ..models.export import export_model
 
     try:
         written = export_model(Path(model_dir), Path(out))
     except ValueError as error:
         raise click.ClickException(str(error)) from None
+    except (SafetensorError, OSError) as error:  # weights cut short or edited into another format, a file missing
+        raise click.ClickException(
+            f"{model_dir}: its model cannot be read ({type(error).__name__}: {error}); remake it with the job that wrote it "
+            "(delete the folder and rerun the workflow)"
+        ) from None
     for what, folder in written.items():
         click.echo(f"{what}: {folder}")
 

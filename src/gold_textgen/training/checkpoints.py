@@ -9,8 +9,11 @@ from ever handing back a stale or different model:
   A resume is allowed only when every part is identical; otherwise the folder is emptied and the run
   starts fresh, and the log says which part changed.
 * **Completeness.** A checkpoint counts only once `checkpoint_complete.json` is in it, written by
-  `CheckpointCompletion` after every other part (the Trainer's files, GOLD's lagged policy). A job killed
-  while saving leaves an incomplete folder, which is removed; the run resumes from the last complete one.
+  `CheckpointCompletion` after every other part (the Trainer's files, GOLD's lagged policy), with each
+  file's size and sha256. A job killed while saving leaves an incomplete folder, and a file truncated,
+  edited or removed since (a disk that filled, a weight changed by hand) leaves a damaged one: either is
+  named in the log and removed, and the run resumes from the newest intact checkpoint (or starts afresh,
+  saying so), never from a checkpoint whose files are not the ones the Trainer wrote.
 * **No leftovers.** A finished run removes its checkpoints (`discard_checkpoints`), so a later job, even
   one forced with `snakemake -f`, trains afresh instead of resuming a run that is over. It keeps the
   identity, marked finished, so the next run's log says which setting or input changed since (Snakemake
@@ -35,7 +38,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 from transformers.trainer_utils import rotate_checkpoints
 
-from ..runtime.files import content_digest, read_json, write_json
+from ..runtime.files import content_digest, file_digest, read_json, write_json
 from ..runtime.model_process import is_main_process
 from .trainer_lock import HELD_FILE, LOCK_FILE, CheckpointsInUse, lock_checkpoints
 
@@ -131,9 +134,41 @@ def _entries(folder: Path) -> list[Path]:
     return list(folder.iterdir()) if folder.is_dir() else []
 
 
+def checkpoint_files(checkpoint: Path) -> dict[str, list]:
+    """[size, sha256] of every file of a checkpoint folder but its completion marker, by relative name."""
+    return {
+        member.relative_to(checkpoint).as_posix(): [member.stat().st_size, file_digest(member)]
+        for member in sorted(checkpoint.rglob("*"))
+        if member.is_file() and member.name != COMPLETE_FILE
+    }
+
+
+def damage(checkpoint: Path) -> str | None:
+    """Why `checkpoint` must not be resumed (None: it is the Trainer's, whole): no completion marker (the job
+    ended while saving it), or a file that is not the one the marker records (truncated, edited, missing,
+    added). Sizes first; a digest only where every size agrees."""
+    marker = checkpoint / COMPLETE_FILE
+    if not marker.is_file():
+        return "the job ended while saving it"
+    recorded = read_json(marker).get("files")
+    if recorded is None:
+        return "its completion marker records no file digests (written by an older version)"
+    present = {member.relative_to(checkpoint).as_posix(): member for member in checkpoint.rglob("*") if member.is_file()}
+    present.pop(COMPLETE_FILE, None)
+    for name in sorted(set(recorded) | set(present)):
+        if name not in present or name not in recorded:
+            return f"{name} is {'missing' if name not in present else 'not among the files written'}"
+        if present[name].stat().st_size != recorded[name][0]:
+            return f"{name} has {present[name].stat().st_size} bytes where {recorded[name][0]} were written"
+    for name, (_, digest) in sorted(recorded.items()):
+        if file_digest(present[name]) != digest:
+            return f"{name} changed since it was written (its sha256 differs)"
+    return None
+
+
 def last_complete_checkpoint(checkpoint_dir: Path, remove_incomplete: bool = True) -> str | None:
-    """The highest-numbered checkpoint that is marked complete; incomplete ones are removed (a job killed
-    while saving), since the Trainer would otherwise write into or rotate them."""
+    """The highest-numbered checkpoint that is complete and intact (damage); the others are named in the log
+    and removed, since the Trainer would otherwise write into or rotate them."""
     found = (
         sorted(
             ((int(m.group(1)), path) for path in checkpoint_dir.iterdir() if (m := CHECKPOINT_NAME.match(path.name)) and path.is_dir()),
@@ -143,11 +178,14 @@ def last_complete_checkpoint(checkpoint_dir: Path, remove_incomplete: bool = Tru
         else []
     )
     for _, path in found:
-        if (path / COMPLETE_FILE).exists():
+        problem = damage(path)
+        if problem is None:
             return str(path)
-        log.warning("ignoring incomplete checkpoint %s (the job ended while saving it)", path)
+        log.warning("not resuming from checkpoint %s: %s; it is removed", path, problem)
         if remove_incomplete:
             shutil.rmtree(path, ignore_errors=True)
+    if found:
+        log.warning("no intact checkpoint is left in %s: training starts afresh", checkpoint_dir)
     return None
 
 
@@ -163,7 +201,8 @@ class CheckpointCompletion(TrainerCallback):
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            write_json(Path(args.output_dir) / f"checkpoint-{state.global_step}" / COMPLETE_FILE, {"global_step": state.global_step})
+            checkpoint = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            write_json(checkpoint / COMPLETE_FILE, {"global_step": state.global_step, "files": checkpoint_files(checkpoint)})
             rotate_checkpoints(args.output_dir, KEPT_CHECKPOINTS, state.best_model_checkpoint)
 
 

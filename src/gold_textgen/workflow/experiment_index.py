@@ -24,6 +24,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..config.layers import merge_layers, name_sources
 from ..runtime.files import write_json, write_text
 
 RECORD = "experiment.json"
@@ -131,6 +132,28 @@ def ownership_problem(results_dir: str | Path, name: str, sources: Sequence[str]
     )
 
 
+def base_ownership_problem(store: str | Path, base: str, layers: Sequence[tuple[str, dict]], project: Path) -> str | None:
+    """Why an extension of `base` must not run (None: it may): the layers that rebuild `base` in this run
+    (`layers`: its config files up to the last that names it) are not the settings its folder `store`'s
+    models were made with, so the extension would retrain them in place. GOLD_TEXTGEN_REPLACE=<base> lets it,
+    as for the base's own run."""
+    if not any(path.is_file() for path in Path(store, "models").rglob("*")):
+        return None
+    _, sources = name_sources(layers)
+    problem = ownership_problem(store, base, source_labels(sources, project), owned_settings(merge_layers(layers)), holds_models=True)
+    if problem is None:
+        return None
+    return (
+        f"this run extends the experiment '{base}', whose models it writes in their folder, and its config files rebuild "
+        f"'{base}' otherwise than that folder's models were made. {problem}"
+    )
+
+
+def file_digests(configfiles: Sequence[str | Path]) -> dict[str, str | None]:
+    """Each config file's own digest (None: missing), by its absolute path."""
+    return {str(Path(path).resolve()): config_digest([path]) for path in configfiles}
+
+
 def record_run(
     results_dir: str | Path,
     name: str,
@@ -140,18 +163,25 @@ def record_run(
     code: str,
     complete: bool | None,
     settings: dict | None = None,
+    read_as: dict[str, str | None] | None = None,
 ) -> dict:
     """Write results/<name>/experiment.json and return it: `complete` None when a run starts (its results
     may change until it ends), else whether it built every default target (Snakefile `all`); `settings`
-    (owned_settings) make the folder's owner."""
+    (owned_settings) make the folder's owner. `read_as` (file_digests when the run read its config): the
+    record's config digest is the one the run started with, and a file edited since is named in
+    `config_edited_during_run`."""
     files = [str(Path(path).resolve()) for path in configfiles]
     previous = read_record(results_dir) or {}
+    now = file_digests(files)
+    started = read_as or now
+    edited = [file for file in files if started.get(file) != now.get(file)]
     record = {
         "name": name,
         "extends": extends,
         "sources": list(sources),
         "config_files": files,
-        "config_digest": config_digest(files),
+        "config_digest": config_digest(files) if not edited else _digest_as_read(files, started),
+        "config_edited_during_run": edited,
         **({"settings_digest": settings_digest(settings), "settings": settings} if settings is not None else {}),
         "code_version": code,
         "started": previous.get("started") if complete is not None else time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -162,12 +192,21 @@ def record_run(
     return record
 
 
+def _digest_as_read(files: Sequence[str], digests: dict[str, str | None]) -> str:
+    """The config digest of files as they were read (their own digests, in order): it equals none that
+    config_digest gives for the files now, so the record reads "config changed since"."""
+    return hashlib.sha256("\0".join(f"{file}={digests.get(file)}" for file in files).encode()).hexdigest()[:16]
+
+
 def status(record: dict, code: str) -> str:
     """Whether an experiment's results are current, as far as its record tells: `gold-textgen status` with
     its config files runs Snakemake's dry run, and a record says "current" only where that plans nothing
     (every default target built by one run, and neither config nor code changed since)."""
     if record.get("finished") is None:
         return "running, or stopped before it finished"
+    if record.get("config_edited_during_run"):
+        edited = ", ".join(Path(file).name for file in record["config_edited_during_run"])
+        return f"config edited while its run went ({edited}): its results are of the config as the run read it"
     if not record.get("complete"):
         return "partial (only some targets were built)"
     digest = config_digest(record["config_files"])
