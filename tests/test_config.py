@@ -366,3 +366,22 @@ def test_the_old_name_of_the_fine_tuning_block_is_read_with_a_deprecation_messag
         task["fine_tune"]["learning_rate"]
         == yaml.safe_load((REPO / "config.yaml").read_text())["tasks"]["demo"]["fine_tune"]["learning_rate"]
     )
+
+
+def test_names_that_become_folder_names_are_bounded_before_anything_runs():
+    """An objective, imported model, task or decoder name is a folder of every result path: a 260-character
+    one would plan, train for an hour, then fail on "File name too long". The schema bounds them."""
+    long = "a" * 260
+    for place in ("objectives", "imported_models", "task", "decoder"):
+        config = merged_config(REPO / "config.yaml")
+        if place == "objectives":
+            config["experiment"]["objectives"] = ["mle", long]
+            config["tasks"]["demo"]["objectives"][long] = {"loss": "nll"}
+        elif place == "imported_models":
+            config["tasks"]["demo"]["imported_models"] = {long: {"path": "elsewhere"}}
+        elif place == "task":
+            config["tasks"][long] = config["tasks"]["demo"]
+        else:
+            config["decoders"][long] = {"num_beams": 1}
+        with pytest.raises(ConfigError, match="260 characters, at most 100 allowed"):
+            validate_config(config)

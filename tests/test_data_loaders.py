@@ -87,6 +87,16 @@ def test_parallel_empty_target_line(tmp_path):
         load_parallel(src, tgt)
 
 
+@pytest.mark.parametrize("blank", ["\u3164", "\u115f", "\u2800", "\ufe0f", "\u034f", "\u180b", "\U000e0020", "\u3164 \u2800"])
+def test_a_source_of_fillers_and_default_ignorable_characters_alone_is_empty(tmp_path, blank):
+    """A Hangul filler, the blank Braille pattern, a variation selector, the combining grapheme joiner: each
+    shows nothing, as a zero-width space does."""
+    src, tgt = write(tmp_path / "x.src", f"a\n{blank}\n"), write(tmp_path / "x.tgt", "A\nB\n")
+    with pytest.raises(DataFormatError, match=r"x\.src:2: empty source \(only invisible characters: U\+"):
+        load_parallel(src, tgt)
+    assert load_parallel(write(tmp_path / "y.src", f"a\n{blank}b\n"), tgt)[1]["source"] == f"{blank}b"  # beside a letter: kept
+
+
 def test_parallel_source_of_only_a_zero_width_space_is_empty(tmp_path):
     src, tgt = write(tmp_path / "x.src", "a\n\u200b\n"), write(tmp_path / "x.tgt", "A\nB\n")
     with pytest.raises(DataFormatError, match=r"x\.src:2: empty source \(only invisible characters: U\+200B\)"):

@@ -83,10 +83,17 @@ def test_models_trained_elsewhere_are_tabled_with_no_training_job(tiny_run, tmp_
 
 @pytest.mark.workflow
 def test_an_imported_model_is_planned_beside_the_trained_ones(tmp_path):
+    """Planned beside the trained models once its folders are there; before, the plan stops naming the key
+    and the seed whose folder is missing."""
     overlay = {"tasks": {"demo": {"imported_models": {"outside": {"path": "elsewhere/seed{seed}"}}}}}
     (tmp_path / "beside.yaml").write_text(yaml.safe_dump(overlay))
-    counts = job_counts(run_snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "beside.yaml")).stdout)
+    refused = run_snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "beside.yaml"), check=False)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "tasks.demo.imported_models.outside.path: elsewhere/seed1 (seed 1) is not a folder" in said
     seeds = len(yaml.safe_load((REPO / "config.yaml").read_text())["experiment"]["seeds"])
+    for seed in range(1, seeds + 1):
+        (tmp_path / f"elsewhere/seed{seed}").mkdir(parents=True)
+    counts = job_counts(run_snakemake(tmp_path, "-n", "--configfile", str(tmp_path / "beside.yaml")).stdout)
     assert counts["import_model"] == seeds and counts["train_mle"] == seeds and counts["fine_tune"] == 2 * seeds
     assert counts["evaluate_test"] == 4 * seeds  # mle, the control, GOLD-s and the imported model
 

@@ -144,3 +144,68 @@ def test_wrapped_packing_is_refused_for_a_loss_that_reads_past_each_token(tmp_pa
     assert refused.exit_code == 1 and "packing_strategy 'wrapped' cuts examples mid-sequence" in refused.output
     accepted = CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, loss={"loss": "dft"}, **wrapped))])
     assert accepted.exit_code == 0, accepted.output + repr(accepted.exception)
+
+
+def _tab_indented(tmp_path: Path) -> None:
+    (tmp_path / "sft.yaml").write_text("model_name_or_path: x\nloss:\n\tloss: gold\n")
+
+
+def _edit(**changes):
+    """A change to the small config: keys set (None removes one), or a callable run on the folder."""
+
+    def apply(tmp_path: Path) -> None:
+        config = yaml.safe_load((tmp_path / "sft.yaml").read_text())
+        for key, value in changes.items():
+            if value is None:
+                config.pop(key, None)
+            else:
+                config[key] = value(tmp_path) if callable(value) else value
+        (tmp_path / "sft.yaml").write_text(yaml.safe_dump(config))
+
+    return apply
+
+
+def _data(text: str):
+    def write(tmp_path: Path) -> None:
+        (tmp_path / "train.jsonl").write_text(text)
+
+    return write
+
+
+def _no_chat_template(tmp_path: Path) -> None:
+    settings = json.loads((tmp_path / "model" / "tokenizer_config.json").read_text())
+    settings.pop("chat_template", None)
+    (tmp_path / "model" / "tokenizer_config.json").write_text(json.dumps(settings))
+    (tmp_path / "model" / "chat_template.jinja").unlink(missing_ok=True)
+
+
+# Each bad config, and the words its one-line error must hold (the file, the key or the row named).
+BAD_CONFIGS = {
+    "tab-indented YAML": (_tab_indented, "line 3"),
+    "a missing data file": (_edit(datasets=[{"path": "json", "data_files": "missing.jsonl"}]), "missing.jsonl"),
+    "a misspelt loss setting": (_edit(loss={"loss": "gold", "reward": "s", "flor": 0.1}), "flor"),
+    "an unknown TRL key": (_edit(max_stepz=3), "max_stepz"),
+    "another unknown TRL key": (_edit(learning_rat=0.1), "learning_rat"),
+    "a negative rate": (_edit(learning_rate=-1.0), "learning_rate"),
+    "a model folder that does not exist": (_edit(model_name_or_path=lambda tmp: str(tmp / "no_model")), "no_model"),
+    "a reference model that does not exist": (
+        _edit(loss=lambda tmp: {"loss": "gold", "reward": "s", "reference_model": str(tmp / "no_ref")}),
+        "no_ref",
+    ),
+    "conversations without a chat template": (_no_chat_template, "chat template"),
+    "an empty jsonl": (_data(""), "train.jsonl"),
+    "a malformed messages row": (_data(json.dumps({"messages": "hello"}) + "\n"), "messages"),
+    "floor on loss nll": (_edit(loss={"loss": "nll", "floor": 0.1}), "floor"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_CONFIGS)
+def test_a_bad_config_ends_in_one_line_naming_what_is_wrong(tmp_path, case):
+    change, words = BAD_CONFIGS[case]
+    small_config(tmp_path, loss={"loss": "gold", "reward": "s"})
+    change(tmp_path)
+    result = CliRunner().invoke(main, ["sft", "--config", str(tmp_path / "sft.yaml")])
+    assert result.exit_code == 1, (case, result.output, result.exception)
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output, (case, result.exception)
+    error = [line for line in result.output.splitlines() if line.startswith("Error: ")]
+    assert error and words in error[0], (case, result.output[-2000:])

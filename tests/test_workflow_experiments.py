@@ -136,13 +136,18 @@ SHIPPED = [["config.yaml"]] + [
 
 def planned(configs: list[str], workdir: Path) -> tuple[set[str], int, str]:
     """The outputs (with logs and benchmark files), the number of jobs and the output of an experiment's dry
-    run in a fresh folder; configs/local_example.yaml gets a few lines of the corpus it asks the reader for."""
+    run in a fresh folder; configs/local_example.yaml gets a few lines of the corpus it asks the reader for,
+    configs/outside_models.yaml the model folders it imports."""
     if "local_example" in " ".join(configs):
         for split in ("train", "valid", "test"):
             for side in ("src", "tgt"):
                 path = workdir / "data" / "my_corpus" / f"{split}.{side}"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("a b c\nd e f\n")
+    if "outside_models" in " ".join(configs):  # the demo's models it imports, as `make demo` leaves them
+        for objective in ("mle", "mle_continued", "gold_s"):
+            for seed in (1, 2, 3):
+                (workdir / f"results/demo/models/demo/{objective}/seed{seed}").mkdir(parents=True, exist_ok=True)
     files = [str(REPO / name) for name in configs if name != "config.yaml"]
     result = run_snakemake(workdir, "-n", *(["--configfile", *files] if files else []), check=False)
     assert result.returncode == 0, result.stderr[-3000:]

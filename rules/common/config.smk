@@ -103,6 +103,12 @@ if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
         if BASE_PROBLEM:
             raise WorkflowError(BASE_PROBLEM)
 
+# Imported checkpoints are folders on this machine before anything is planned (models/import_record.py).
+if workflow.is_main_process:
+    MISSING_CHECKPOINT = gold_imported.missing_checkpoint(config)
+    if MISSING_CHECKPOINT:
+        raise WorkflowError(MISSING_CHECKPOINT)
+
 # Results copied without their file times (`cp -r`) get the times of the run that wrote them back where
 # their contents are unchanged, before Snakemake compares any (runtime/file_times.py). Only the process
 # that plans: a job's own Snakemake (a SLURM step, a local subprocess) plans nothing.

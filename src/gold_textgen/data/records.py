@@ -95,10 +95,30 @@ def _checked(records: list[dict], path: Path, lines: list[int]) -> list[dict]:
     return records
 
 
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters a renderer shows
+# as nothing (variation selectors, the combining grapheme joiner, the Hangul fillers, ...), beside the
+# control and format characters; and U+2800, the blank Braille pattern, which shows as a space.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+BLANK_LOOKING = {0x2800}
+
+
+def invisible(character: str) -> bool:
+    """Whether `character` shows nothing: white space, a control or format character, a default-ignorable
+    code point or a blank filler."""
+    code = ord(character)
+    if character.isspace() or unicodedata.category(character) in ("Cc", "Cf") or code in BLANK_LOOKING:
+        return True
+    return any(first <= code <= last for first, last in DEFAULT_IGNORABLE)
+
+
 def is_blank(text: str) -> bool:
-    """Whether `text` shows nothing: white space, control and format characters only (a zero-width space,
-    a word joiner, a byte-order mark are format characters)."""
-    return all(character.isspace() or unicodedata.category(character) in ("Cc", "Cf") for character in text)
+    """Whether `text` shows nothing: invisible characters only (a zero-width space, a word joiner, a
+    byte-order mark, a variation selector, a Hangul filler, ...)."""
+    return all(invisible(character) for character in text)
 
 
 def blank_problem(text: str, name: str) -> str:

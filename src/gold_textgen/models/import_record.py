@@ -29,6 +29,21 @@ def checkpoint_of(path: str, seed: int) -> Path:
     return Path(path.replace("{seed}", str(seed)))
 
 
+def missing_checkpoint(config: dict) -> str | None:
+    """The first imported model (config `tasks.<task>.imported_models`) whose folder is not on this machine
+    for one of the experiment's seeds, as an error naming its key and folder; None when all are there."""
+    for task, settings in config["tasks"].items():
+        if task not in config["experiment"]["tasks"]:
+            continue
+        for name, entry in settings["imported_models"].items():
+            for seed in config["experiment"]["seeds"]:
+                folder = checkpoint_of(entry["path"], seed)
+                if not folder.is_dir():
+                    seeds = f" (seed {seed})" if "{seed}" in entry["path"] else ""
+                    return f"config key tasks.{task}.imported_models.{name}.path: {folder}{seeds} is not a folder on this machine"
+    return None
+
+
 def folder_identity(folder: Path) -> str:
     """A digest of every file's name, size and modification time under `folder` (cheap: no file is read),
     or "missing": it changes when the checkpoint is rewritten."""

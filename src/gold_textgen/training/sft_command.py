@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from ..runtime.errors import ConfigError
+from .sft_checks import check_model_source, check_rows, read_yaml, reported
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 def split_config(path: Path) -> tuple[dict, dict]:
     """(the `loss` block, the rest: TRL's arguments) of the YAML at `path`, TRL's `loss_type` and
     `label_smoothing_factor` moved into the loss block (see the module's docstring)."""
-    config = yaml.safe_load(path.read_text())
+    config = read_yaml(path)
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: a YAML mapping of TRL's arguments and a `loss` block")
     loss = config.pop("loss", None)
@@ -76,13 +77,21 @@ def run_sft(config_path: Path) -> Path:
     from .sft_trainer import ObjectiveSFTTrainer, refuse_cut_examples
 
     loss_block, arguments = split_config(config_path)
-    script, training, model_arguments, mixture = trl_arguments(arguments)
-    if mixture.datasets:
-        dataset = get_dataset(mixture)
-    elif script.dataset_name:
-        dataset = load_dataset(script.dataset_name, name=script.dataset_config)
-    else:
-        raise ConfigError(f"{config_path}: name the data with `dataset_name` or `datasets` (local files: path: json, data_files: ...)")
+    with reported(config_path, "TRL's arguments"):
+        script, training, model_arguments, mixture = trl_arguments(arguments)
+    if training.learning_rate <= 0:
+        raise ConfigError(f"{config_path}: learning_rate: {training.learning_rate} (a rate above 0)")
+    check_model_source(model_arguments.model_name_or_path, "model_name_or_path", config_path)
+    check_model_source(loss_block.get("reference_model"), "loss.reference_model", config_path)
+    files = ", ".join(str(dataset.data_files) for dataset in mixture.datasets) if mixture.datasets else script.dataset_name
+    with reported(config_path, f"the data ({files}) could not be read"):
+        if mixture.datasets:
+            dataset = get_dataset(mixture)
+        elif script.dataset_name:
+            dataset = load_dataset(script.dataset_name, name=script.dataset_config)
+        else:
+            raise ConfigError(f"{config_path}: name the data with `dataset_name` or `datasets` (local files: path: json, data_files: ...)")
+    check_rows(dataset[script.dataset_train_split], config_path, files)
     peft = get_peft_config(model_arguments)
     objective = objective_of(loss_block, peft is not None, model_arguments, config_path)
     try:
@@ -91,14 +100,15 @@ def run_sft(config_path: Path) -> Path:
         raise ConfigError(f"{config_path}: {error}") from None
     load = {"revision": model_arguments.model_revision, "dtype": model_arguments.dtype}
     training.model_init_kwargs = {**load, **(training.model_init_kwargs or {})}
-    trainer = ObjectiveSFTTrainer(
-        model=model_arguments.model_name_or_path,
-        args=training,
-        train_dataset=dataset[script.dataset_train_split],
-        eval_dataset=dataset[script.dataset_test_split] if training.eval_strategy != "no" else None,
-        peft_config=peft,
-        objective=objective,
-    )
+    with reported(config_path, f"the model or the data ({files}) could not be prepared for training"):
+        trainer = ObjectiveSFTTrainer(
+            model=model_arguments.model_name_or_path,
+            args=training,
+            train_dataset=dataset[script.dataset_train_split],
+            eval_dataset=dataset[script.dataset_test_split] if training.eval_strategy != "no" else None,
+            peft_config=peft,
+            objective=objective,
+        )
     trainer.train(resume_from_checkpoint=training.resume_from_checkpoint)
     trainer.save_model(training.output_dir)
     return Path(training.output_dir)
@@ -120,7 +130,8 @@ def objective_of(loss_block: dict, peft: bool, model_arguments, config_path: Pat
     reference = named_reference or (None if peft else model_arguments.model_name_or_path)
     if objective.settings.uses_frozen_model and reference:
         load = {"revision": model_arguments.model_revision, "dtype": model_arguments.dtype}
-        objective.use_reference_model(AutoModelForCausalLM.from_pretrained(reference, **load))
+        with reported(config_path, f"the frozen model {reference} could not be loaded"):
+            objective.use_reference_model(AutoModelForCausalLM.from_pretrained(reference, **load))
     elif named_reference:
         log.warning("reference_model %s is not loaded: the loss '%s' reads no frozen model", named_reference, objective.settings.loss)
     return objective
