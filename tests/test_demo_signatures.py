@@ -15,6 +15,8 @@ from gold_textgen.analysis.method_test import Noise
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.paper_claims import experiment_claims
 from gold_textgen.config.schema import validate_config
+from gold_textgen.runtime.files import content_digest
+from gold_textgen.workflow.experiment_index import owned_settings, record_run
 
 
 def write_claims(root, contradicted, left_out=()):
@@ -29,7 +31,8 @@ def write_claims(root, contradicted, left_out=()):
     rows = [vars(verdict) | {"claim": test.claim} for verdict, test in zip(decide(measured), tests, strict=True)]
     (root / "tables").mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(root / "tables" / "claims.csv", index=False)
-    (root / "experiment.json").write_text(json.dumps({"name": "demo", "config_files": [str(REPO / "config.yaml")]}))
+    settings = owned_settings(merged_config(REPO / "config.yaml"))  # the record as the run's end writes it
+    record_run(root, "demo", None, ["config.yaml"], [REPO / "config.yaml"], "code", complete=True, settings=settings)
 
 
 def converged_run(root):
@@ -51,6 +54,33 @@ def test_supported_and_inconclusive_claims_pass_a_contradicted_or_missing_one_fa
 def test_a_registered_claim_the_grid_covers_missing_from_the_verdicts_fails_the_run(tmp_path, capsys):
     converged_run(tmp_path)
     write_claims(tmp_path, contradicted=set(), left_out={"quality_gold_s: gold_s vs mle_continued"})
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "quality_gold_s: gold_s vs mle_continued (no verdict in the table)" in capsys.readouterr().out
+
+
+def test_a_claims_table_the_run_did_not_write_is_refused_and_every_claim_tested_without_the_config(tmp_path, capsys):
+    """Another experiment's table copied in, or a verdict edited by hand ("supported" beside bounds that say
+    nothing): refused, naming the table. With the config file the record names gone, the record's own
+    settings say which claims the grid covers: a missing row still fails the run."""
+    converged_run(tmp_path)
+    other = tmp_path / "other"
+    write_claims(other, contradicted={"perplexity_gold_s: gold_s vs mle"})
+    write_claims(tmp_path, contradicted=set())
+    table = tmp_path / "tables" / "claims.csv"
+    table.write_bytes((other / "tables" / "claims.csv").read_bytes())
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "is not the claims table the run of" in capsys.readouterr().out
+    write_claims(tmp_path, contradicted=set())
+    edited = pd.read_csv(table)
+    edited.loc[0, ["verdict", "estimate", "low", "high"]] = ["supported", float("nan"), float("-inf"), float("inf")]
+    edited.to_csv(table, index=False)
+    record = json.loads((tmp_path / "experiment.json").read_text())
+    (tmp_path / "experiment.json").write_text(json.dumps({**record, "claims_digest": content_digest(table)}))  # the digest too
+    assert main(["--results", str(tmp_path)]) == 1
+    assert "not numbers; no test writes that" in capsys.readouterr().out
+    write_claims(tmp_path, contradicted=set(), left_out={"quality_gold_s: gold_s vs mle_continued"})
+    record = json.loads((tmp_path / "experiment.json").read_text())
+    (tmp_path / "experiment.json").write_text(json.dumps({**record, "config_files": [str(tmp_path / "gone.yaml")]}))
     assert main(["--results", str(tmp_path)]) == 1
     assert "quality_gold_s: gold_s vs mle_continued (no verdict in the table)" in capsys.readouterr().out
 

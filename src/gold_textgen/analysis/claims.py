@@ -230,6 +230,21 @@ def claims_table(
     return pd.DataFrame(rows, columns=["claim", *Verdict.__dataclass_fields__])
 
 
+def disagreement(verdict: Verdict) -> str | None:
+    """Why a verdict read back cannot be the one `decide` wrote (None: it can): its direction must follow
+    from its bounds (a ratio's against 1), which must be numbers ordered around a number estimate."""
+    zero = 1.0 if verdict.ratio else 0.0
+    numbers = (verdict.estimate, verdict.low, verdict.high)
+    if any(isinstance(value, float) and np.isnan(value) for value in numbers):
+        return f"estimate {verdict.estimate}, bounds [{verdict.low}, {verdict.high}]: not numbers"
+    if not verdict.low <= verdict.estimate <= verdict.high:
+        return f"estimate {verdict.estimate} outside its bounds [{verdict.low}, {verdict.high}]"
+    implied = SUPPORTED if verdict.low > zero else CONTRADICTED if verdict.high < zero else INCONCLUSIVE
+    if verdict.verdict != implied:
+        return f"reads {verdict.verdict!r} where its bounds [{verdict.low:.4g}, {verdict.high:.4g}] say {implied!r}"
+    return None
+
+
 def verdicts_of(table: pd.DataFrame) -> list[Verdict]:
     """The verdicts of a claims table (tables/claims.csv) read back."""
     fields = list(Verdict.__dataclass_fields__)

@@ -27,8 +27,10 @@ import pandas as pd
 from ..config.layers import merged_config
 from ..config.paper_claims import experiment_claims
 from ..config.schema import validate_config
+from ..runtime.files import content_digest
 from ..workflow.convergence import run_summary
-from .claims import CONTRADICTED, Verdict, verdicts_of
+from ..workflow.experiment_index import CLAIMS_TABLE, read_record
+from .claims import CONTRADICTED, Verdict, disagreement, verdicts_of
 
 
 def run_checks(results: Path, task: str) -> list[tuple[str, bool, str]]:
@@ -48,20 +50,42 @@ def run_checks(results: Path, task: str) -> list[tuple[str, bool, str]]:
     return checks
 
 
+class UnreadableClaims(Exception):
+    """The claims table is not the one the experiment's run wrote, or says what no test can say."""
+
+
 def verdicts(results: Path, task: str) -> list[Verdict]:
-    """The task's verdicts as the claims rule wrote them."""
-    table = pd.read_csv(results / "tables" / "claims.csv")
-    return verdicts_of(table[table["task"] == task])
+    """The task's verdicts as the claims rule wrote them: the table must be the one the experiment's record
+    names (its digest: not another experiment's table copied in, not a table edited by hand), and each
+    verdict must agree with its bounds (claims.disagreement)."""
+    table_path = results / CLAIMS_TABLE
+    record = read_record(results)
+    if record is not None and "claims_digest" in record and content_digest(table_path) != record["claims_digest"]:
+        raise UnreadableClaims(
+            f"{table_path} is not the claims table the run of {results} wrote (its digest differs from experiment.json's): "
+            f"it was edited or copied in; remake it with `snakemake --forcerun claims {table_path}` and that experiment's config"
+        )
+    table = pd.read_csv(table_path)
+    found = verdicts_of(table[table["task"] == task])
+    for verdict in found:
+        problem = disagreement(verdict)
+        if problem:
+            raise UnreadableClaims(f"{table_path}: {verdict.name} {problem}; no test writes that: remake the table")
+    return found
 
 
 def expected_claims(results: Path, task: str) -> list[str] | None:
-    """The names of the claim tests the experiment's grid covers for `task`, from the config files its record
-    names (experiment.json); None when those files are no longer where the record says."""
-    record = json.loads((results / "experiment.json").read_text())
+    """The names of the claim tests the experiment's grid covers for `task`: from the config files its record
+    names (experiment.json), or where those are gone, from the settings the record holds; None without
+    either."""
+    record = read_record(results) or {}
     files = [Path(path) for path in record.get("config_files", [])]
-    if not files or not all(path.is_file() for path in files):
+    if files and all(path.is_file() for path in files):
+        config = validate_config(merged_config(files[0], files[1:]))
+    elif record.get("settings"):
+        config = validate_config(json.loads(json.dumps(record["settings"])))
+    else:
         return None
-    config = validate_config(merged_config(files[0], files[1:]))
     return [test.name for test in experiment_claims(config) if test.task == task]
 
 
@@ -78,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     checks = run_checks(args.results, args.task)
     for name, passed, detail in checks:
         print(f"{'holds' if passed else 'FAILS':12s} {name}: {detail}")
-    found = verdicts(args.results, args.task)
+    try:
+        found = verdicts(args.results, args.task)
+    except UnreadableClaims as error:
+        print(f"Not shown by this run: {error}")
+        return 1
     for verdict in found:
         print(verdict.line())
     expected = expected_claims(args.results, args.task) if (args.results / "experiment.json").is_file() else None

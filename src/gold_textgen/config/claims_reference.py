@@ -13,7 +13,9 @@ Every claim of the paper that a grid of this workflow can test, registered befor
 `python -m gold_textgen.config.generated_pages`). An experiment tests each claim its grid covers (its
 tasks, objectives and decoders), whatever its results: the workflow's `claims` rule writes
 `results/<experiment>/tables/claims.csv` (and `.md`, `.html`), and `gold-textgen signatures` prints them
-with the run checks (`make demo` does, after the tables).
+with the run checks (`make demo` does, after the tables). It reads the table only if it is the one the
+experiment's run wrote (its digest in `experiment.json`), with each verdict agreeing with its bounds, and
+tests every claim the grid covers, from the record's settings when its config files are gone.
 
 **How a claim is tested.** Per training seed, the claim's contrast (below) is computed on the test (or
 dev) set and on resamples of its examples (as many as `analysis.bootstrap_resamples`), drawn jointly for

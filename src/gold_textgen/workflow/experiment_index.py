@@ -25,9 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config.layers import merge_layers, name_sources
-from ..runtime.files import write_json, write_text
+from ..runtime.files import content_digest, write_json, write_text
 
 RECORD = "experiment.json"
+CLAIMS_TABLE = "tables/claims.csv"
 
 
 def config_digest(configfiles: Sequence[str | Path]) -> str | None:
@@ -182,6 +183,8 @@ def record_run(
         "config_files": files,
         "config_digest": config_digest(files) if not edited else _digest_as_read(files, started),
         "config_edited_during_run": edited,
+        # the claims table this run left, which `gold-textgen signatures` reads only if it is still this one
+        "claims_digest": content_digest(claims) if (claims := Path(results_dir) / CLAIMS_TABLE).is_file() else None,
         **({"settings_digest": settings_digest(settings), "settings": settings} if settings is not None else {}),
         "code_version": code,
         "started": previous.get("started") if complete is not None else time.strftime("%Y-%m-%d %H:%M:%S"),
