@@ -67,6 +67,30 @@ def test_a_copy_that_drops_file_times_plans_nothing_and_a_changed_input_still_re
     assert {"table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
 
 
+def test_weights_swapped_inside_a_model_folder_rerun_what_reads_them_and_status_says_so(tiny_run, tmp_path, monkeypatch):
+    """The control's weights copied over GOLD-s's (`cp -p`, times kept; the folder's time stamp untouched), in
+    a checkout holding the smoke run: `gold-textgen status` names the folder and no longer says up to date,
+    and the plan reruns GOLD-s's decoding, scores and the tables on the new weights, training nothing."""
+    from click.testing import CliRunner
+
+    from gold_textgen.cli.main import main
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(tiny_run, checkout, symlinks=True)
+    for name in ("Snakefile", "config.yaml"):
+        shutil.copy2(REPO / name, checkout / name)
+    for folder in ("rules", "workflow_scripts", "profiles", "configs", "report", "envs"):
+        shutil.copytree(REPO / folder, checkout / folder)
+    models = checkout / "results/smoke/models/demo"
+    shutil.copy2(models / "mle_continued/seed1/model.safetensors", models / "gold_s/seed1/model.safetensors")
+    monkeypatch.chdir(checkout)
+    status = CliRunner().invoke(main, ["status", "configs/smoke.yaml"])
+    assert status.exit_code == 1 and "jobs to run" in status.output, status.output
+    assert "changed since their jobs wrote them" in status.output and "gold_s/seed1" in status.output
+    planned = job_counts(run_snakemake(checkout, "-n", "--quiet", "rules", "--configfile", str(REPO / "configs" / "smoke.yaml")).stdout)
+    assert {"evaluate_test", "table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
+
+
 def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):
     workdir = tmp_path / "copy"
     shutil.copytree(tiny_run, workdir, symlinks=True)

@@ -119,6 +119,15 @@ if workflow.is_main_process:
             f"{RESTORED_TIMES} outputs copied without their file times got the recorded times back "
             "(contents unchanged)"
         )
+    # An output whose contents changed with its time kept (a file swapped inside a model folder) is
+    # treated as an edited file: what reads it reruns, and the run says so.
+    CHANGED_IN_PLACE = gold_file_times.changed_in_place(Path.cwd())
+    if CHANGED_IN_PLACE:
+        logger.warning(
+            f"WARNING: {len(CHANGED_IN_PLACE)} outputs changed since their jobs wrote them, their times kept: "
+            f"{', '.join(CHANGED_IN_PLACE[:5])}{' ...' if len(CHANGED_IN_PLACE) > 5 else ''}. What reads them "
+            "reruns on their new contents; to remake one from its inputs instead, delete it and run again"
+        )
 
 
 def experiment_path(relative):

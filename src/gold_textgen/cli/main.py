@@ -61,10 +61,14 @@ def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -
 
 
 def planned_jobs(arguments: list[str]) -> dict[str, int]:
-    """Jobs per rule that Snakemake would run for these --configfile arguments (its dry run's table)."""
+    """Jobs per rule that Snakemake would run for these --configfile arguments (its dry run's table); the
+    dry run's warnings (outputs changed in place, say) are shown."""
     result = subprocess.run([*snakemake_command(), "-n", "--quiet", "rules", *arguments], capture_output=True, text=True)
     if result.returncode:
         raise click.ClickException(snakemake_failure(result))
+    for line in (result.stdout + result.stderr).splitlines():
+        if line.startswith("WARNING: "):
+            click.echo(line, err=True)
     return job_counts(result.stdout)
 
 

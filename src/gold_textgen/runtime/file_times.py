@@ -11,7 +11,15 @@ recorded gets its recorded time back: a copy of a finished run plans nothing. An
 changed keeps its new time, and Snakemake reruns what reads it, as always.
 
 Only contents count: touching an unchanged file no longer reruns what reads it (`snakemake -R RULE` or
-`--forcerun TARGET` does that)."""
+`--forcerun TARGET` does that).
+
+An output changed in place, with its time kept, is found too (`changed_in_place`): a `directory()`
+output's time is its `.snakemake_timestamp`, which a file swapped inside the folder does not touch, and a
+file copied over another with `cp -p` keeps the time of its source. The cheap listing of each recorded
+output (names, sizes, modification and status-change times of its files; the status-change time is one
+no copy or `touch` can set back) is compared first, and only an output whose listing changed is read
+again for its digest. One whose contents differ from the recorded ones gets the current time, as an
+edited file has: Snakemake then reruns what reads it, and the run says which outputs changed."""
 
 from __future__ import annotations
 
@@ -33,15 +41,16 @@ def time_carrier(path: Path) -> Path:
 
 
 def listing(path: Path) -> str:
-    """A cheap signature of `path`'s current state (names, sizes and times of its files): equal signatures
-    need no new digest."""
+    """A cheap signature of `path`'s current state (names, sizes, modification and status-change times of
+    its files; a folder's time stamp left out, which the restore sets): equal signatures need no new
+    digest."""
     if not path.is_dir():
         info = path.stat()
-        return f"{info.st_size}:{info.st_mtime_ns}"
+        return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
     state = hashlib.sha256()
-    for member in sorted(p for p in path.rglob("*") if p.is_file()):
+    for member in sorted(p for p in path.rglob("*") if p.is_file() and p.name != TIMESTAMP):
         info = member.stat()
-        state.update(f"{member.relative_to(path).as_posix()}\0{info.st_size}:{info.st_mtime_ns}\n".encode())
+        state.update(f"{member.relative_to(path).as_posix()}\0{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}\n".encode())
     return state.hexdigest()
 
 
@@ -93,7 +102,7 @@ def restore(workdir: str | os.PathLike) -> int:
             continue
         carrier = time_carrier(path)
         if carrier.stat().st_mtime_ns == known.get("ns"):
-            continue
+            continue  # changed_in_place looks at these
         if not path.is_dir() and path.stat().st_size != known.get("size"):
             continue  # another size: other contents, no digest needed
         if content_digest(path) != known.get("digest"):
@@ -104,3 +113,30 @@ def restore(workdir: str | os.PathLike) -> int:
     if restored:
         write_json(workdir / RECORD, entries)
     return restored
+
+
+def changed_in_place(workdir: str | os.PathLike, under: str = "") -> list[str]:
+    """The recorded outputs (under the folder `under`, relative to `workdir`) whose contents changed while
+    their time stayed the recorded one: each gets the current time, so that what reads it reruns, and is
+    returned by name. An output whose listing moved but whose contents are the recorded ones (a copy, a
+    `chmod`) only has its listing recorded anew."""
+    workdir = Path(workdir)
+    entries = read_record(workdir)
+    changed, relisted = [], False
+    for name, known in entries.items():
+        path = workdir / name
+        if not name.startswith(under) or path.is_symlink() or not path.exists():
+            continue
+        carrier = time_carrier(path)
+        if carrier.stat().st_mtime_ns != known.get("ns") or listing(path) == known.get("listing"):
+            continue  # a new time is Snakemake's to act on (and restore's); an equal listing, unchanged contents
+        if content_digest(path) == known.get("digest"):
+            entries[name] = {**known, "listing": listing(path)}
+            relisted = True
+            continue
+        carrier.touch()
+        entries[name] = entry(path, None)
+        changed.append(name)
+    if changed or relisted:
+        write_json(workdir / RECORD, entries)
+    return changed
