@@ -32,7 +32,7 @@ BEGIN, END = markers("output-digests", COMMAND)
 
 
 def timed(action, repeats: int) -> float:
-    """The median wall time of `action()` in seconds."""
+    """The median wall time, in seconds, of one call of the given action."""
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

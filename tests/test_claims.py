@@ -135,3 +135,23 @@ def test_measuring_a_claim_carries_the_papers_relative_effect_to_the_runs_baseli
     assert result.contrasts == pytest.approx([1.0, 2.0, 1.5])
     assert result.paper_effect == pytest.approx(CLAIMS["quality_gold_s"].effect.value * 40.0)
     assert result.noise.shared == 0  # every example moved alike: the test set adds no noise
+
+
+def test_a_verdict_says_where_the_papers_effect_stands_against_its_bounds():
+    """Inconclusive in direction but with the paper's effect above the upper bound: the run rules the paper's
+    effect out and says so, printing no seeds that would show it (it is no design too small); inside the
+    bounds, the seeds needed as before; a supported claim whose bounds lie above the paper's: larger."""
+    ruled_out, too_small, larger = decide(
+        [
+            measured([0.05, -0.02, 0.03], 0.0001, effect=1.0),
+            measured([0.6, -0.4, 0.3], 0.01, effect=1.0),
+            measured([3.0, 3.1, 2.9], 0.0001, effect=1.0),
+        ]
+    )
+    assert ruled_out.verdict == INCONCLUSIVE and ruled_out.high < 1.0
+    expected = f"smaller than the paper's: its +1 lies above the upper bound {ruled_out.high:.3g}, which rules it out"
+    assert ruled_out.reading.startswith(expected)
+    assert "seeds would detect it" not in ruled_out.reading
+    assert too_small.verdict == INCONCLUSIVE and "the paper's +1 lies within the bounds" in too_small.reading
+    assert "seeds would detect it with 80% power" in too_small.reading
+    assert larger.verdict == SUPPORTED and larger.reading.startswith("larger than the paper's: its +1 lies below the lower bound")

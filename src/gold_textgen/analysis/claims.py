@@ -151,14 +151,31 @@ class Verdict:
         )
 
 
-def _reading(verdict: str, measured: Measured, power: float, needed: int | None, effect: float | None) -> str:
+def where_the_paper_stands(effect: float, low: float, high: float, ratio: bool) -> str:
+    """Where the paper's effect (contrast units) lies against the bounds that decided: beyond the upper
+    bound (the run's effect is smaller than the paper's, which the run rules out at that level), below the
+    lower bound (larger), or between them."""
+    shown = (lambda value: f"a ratio of {np.exp(value):.3g}") if ratio else (lambda value: f"{value:+.3g}")
+    bound = (lambda value: f"{np.exp(value):.3g}") if ratio else (lambda value: f"{value:.3g}")
+    if effect > high:
+        return f"smaller than the paper's: its {shown(effect)} lies above the upper bound {bound(high)}, which rules it out"
+    if effect < low:
+        return f"larger than the paper's: its {shown(effect)} lies below the lower bound {bound(low)}"
+    return f"the paper's {shown(effect)} lies within the bounds"
+
+
+def _reading(verdict: str, measured: Measured, power: float, needed: int | None, effect: float | None, bounds: tuple[float, float]) -> str:
+    """What the verdict says of the paper's claim: its direction (the verdict), and where the paper's
+    effect stands against the bounds that decided; an inconclusive run that rules the paper's effect out is
+    no design too small, and its seeds needed are not printed."""
     if measured.noise.seeds < 2:
         return "one seed: the seeds' spread is unmeasured, so nothing is said about the method"
     if effect is None:
         return "the paper gives no effect size to compute power against"
-    shown = f"a ratio of {np.exp(effect):.3g}" if CLAIMS[measured.test.claim].contrast == "log_ratio" else f"{effect:+.3g}"
-    against = f"the paper's effect ({shown}): power {power:.2f} at this design"
-    if verdict != INCONCLUSIVE:
+    ratio = CLAIMS[measured.test.claim].contrast == "log_ratio"
+    stands = where_the_paper_stands(effect, *bounds, ratio)
+    against = f"{stands}; power against the paper's effect {power:.2f} at this design"
+    if verdict != INCONCLUSIVE or effect > bounds[1]:
         return against
     if needed is None:
         return against + "; no number of seeds detects it: the test set's shared noise alone is too large"
@@ -205,7 +222,7 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
                 paper_effect=float(shown(effect)) if effect else float("nan"),
                 power=power,
                 seeds_needed=float(needed) if needed else float("nan"),
-                reading=_reading(verdict, m, power, needed, effect),
+                reading=_reading(verdict, m, power, needed, effect, (low, high)),
                 ratio=ratio,
             )
         )

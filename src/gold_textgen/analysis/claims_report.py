@@ -21,7 +21,8 @@ def method_note() -> str:
         "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
         "is carried to this run by the registry's rule (a share of the baseline's score, or the paper's ratio); power: of "
         "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level; "
-        "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large)."
+        "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large; ruled out: the paper's "
+        "effect lies above the upper bound, which this run excludes at the level that decided)."
     )
 
 
@@ -53,6 +54,8 @@ def to_markdown(table: pd.DataFrame) -> str:
         needed = "-" if math.isnan(row["seeds_needed"]) else f"{row['seeds_needed']:.0f}"
         if math.isnan(row["seeds_needed"]) and not math.isnan(row["paper_effect"]):
             needed = "none"
+        if not math.isnan(row["paper_effect"]) and row["paper_effect"] > row["high"]:
+            needed = "ruled out"  # the paper's effect lies above the upper bound: no design question left
         name = row["name"] + (f" (imported: {row['imported']})" if row.get("imported") else "")
         cells = [row["task"], row["verdict"], f"{name}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
         cells += [_number(decided), _number(row["paper_effect"]), _number(row["power"]), needed, row["per_seed"]]

@@ -12,8 +12,9 @@ each with its bounds at the level that decided it, its Holm-adjusted p, and its 
 effect with the seeds that would reach 80%.
 
 The exit status is 1 when a run check fails, a claim is contradicted, or a claim the grid covers has no
-verdict in the table; inconclusive claims are reported with their power and do not fail the run (a design
-too small to show an effect is not a failure of the software, and the line says how many seeds would do).
+verdict in the table; inconclusive claims are reported with their power and do not fail the run: the line
+says where the paper's effect stands against the bounds, either within them (a design too small to tell,
+and how many seeds would do) or above the upper bound (this run rules the paper's effect out).
 """
 
 from __future__ import annotations

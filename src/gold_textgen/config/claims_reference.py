@@ -34,7 +34,11 @@ a score difference as the paper's median relative gain over its tasks times the 
 run, a perplexity ratio as the paper's median ratio. Beside each verdict: the power of the run's design
 (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level, and the
 seeds that would reach 80% ("none" when the test set's shared noise alone is larger than the effect: no
-number of seeds shows it on that test set). An inconclusive claim is a design too small, not a failure.
+number of seeds shows it on that test set). Beside the direction, each verdict says where the paper's
+effect stands against the bounds that decided: within them, or beyond one. An inconclusive claim whose
+bounds hold the paper's effect is a design too small to tell; one whose upper bound lies below the
+paper's effect rules that effect out at the level that decided ("smaller than the paper's"), and no
+number of seeds is offered for it.
 
 A claim leaves the registry only by a commit that gives the paper's reason, never a run's; the withdrawn
 ones are listed at the end.
