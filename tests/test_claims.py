@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from gold_textgen.analysis import claims
-from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, decide, deciding_levels, measure
+from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, contrast_of, decide, deciding_levels, measure
 from gold_textgen.analysis.method_test import Noise
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
 from gold_textgen.config.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
@@ -155,3 +155,27 @@ def test_a_verdict_says_where_the_papers_effect_stands_against_its_bounds():
     assert too_small.verdict == INCONCLUSIVE and "the paper's +1 lies within the bounds" in too_small.reading
     assert "seeds would detect it with 80% power" in too_small.reading
     assert larger.verdict == SUPPORTED and larger.reading.startswith("larger than the paper's: its +1 lies below the lower bound")
+
+
+@pytest.mark.parametrize("claim", sorted(CLAIMS))
+def test_every_claims_resamples_are_drawn_jointly_for_every_seed_and_model(claim):
+    """Three seeds whose models meet the test examples alike (the same per-example contrast): the test set's
+    noise is all shared, so `measure` must find the shared variance at the variance of the examples' mean
+    (to Monte Carlo error). Resamples drawn per seed would leave the seeds' resampled contrasts
+    uncorrelated and the shared variance near 0 (a per-seed permutation of the resample rows in
+    claims._score fails this test for all 12 registered claims): a test of every claim's pipeline."""
+    rng = np.random.default_rng(1)
+    size, resamples = 200, 400
+    base, gains, drops, kept = rng.uniform(20, 60, size), rng.normal(2.0, 4.0, size), rng.uniform(0, 10, size), rng.uniform(0, 1, size)
+    values = {}
+    for decoder in {"greedy", "topk20", *CLAIMS[claim].decoders}:
+        drop = 0.0 if decoder == "greedy" else drops  # what sampling loses, per example
+        values[("mle", decoder)] = [base - drop] * 3
+        values[("gold_s", decoder)] = [base + gains - drop * kept] * 3
+    decoder = next((d for d in CLAIMS[claim].decoders if d != "greedy"), "topk20") if CLAIMS[claim].contrast == "drop" else "greedy"
+    test = ClaimTest(claim, "t", "gold_s", "mle", decoder, "test")
+    result = measure(test, runs_of(values), [1, 2, 3], "bleu", resamples=resamples, draw_seed=0)
+    per_example = contrast_of(test, runs_of(values), [1], "bleu", np.arange(size)[:, None]).ravel()  # each example alone
+    expected = per_example.var(ddof=1) / size  # the variance of the examples' mean
+    assert result.noise.seed_variance == 0  # the seeds agree
+    assert result.noise.shared == pytest.approx(expected, rel=0.25), (claim, result.noise.shared, expected)
