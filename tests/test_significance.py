@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
-from gold_textgen.analysis.significance import Comparison, compare, reading, seed_interval, significance_table
+from gold_textgen.analysis.significance import ONE_SEED, Comparison, compare, reading, seed_interval, significance_table
 from gold_textgen.analysis.significance_report import cell, note, significance_columns, with_significance
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.runtime.files import write_jsonl
@@ -86,10 +86,13 @@ def test_one_seed_is_judged_on_the_test_set_alone():
     assert np.isnan(result.seed_low) and np.isnan(result.p_seeds) and significant(result)
     assert result.noise.seed_variance == 0  # no seeds' spread with one seed: the test set's noise alone decides
     assert seed_interval(np.array([1.0]), 0.95) != seed_interval(np.array([1.0, 2.0]), 0.95)
-    # and a table's "yes" of one seed says what it is about: these models, not the objective over seeds
-    one_seed = {"significant": "yes", "n_seeds": 1, "delta": 0.8, "mde": 0.1, "p": 0.001, "p_holm": 0.002}
-    assert reading(one_seed) == "yes, for these models on this test set (one seed: not over training seeds)"
-    assert reading({**one_seed, "n_seeds": 3}) == "yes"
+    # and a table of one seed says what it is about, these models, and gives no verdict on the objective
+    one_seed = {"significant": ONE_SEED, "n_seeds": 1, "delta": 0.8, "mde": 0.1, "p": 0.001, "p_holm": 0.002}
+    assert reading(one_seed) == (
+        "one seed: these models on this test set: the test-set bootstrap of these two models, p (Holm) 0.002; "
+        "nothing is said about the method"
+    )
+    assert reading({**one_seed, "significant": "yes", "n_seeds": 3}) == "yes"
     # a no quotes the adjusted p its decision used, never the unadjusted one
     unadjusted = {**one_seed, "significant": "no", "n_seeds": 3, "p": 0.025, "p_holm": 0.051, "mde": 0.5}
     assert reading(unadjusted) == "no: not beyond the noise (p (Holm) 0.051; detectable ±0.50)"
@@ -163,3 +166,17 @@ def test_the_table_compares_every_objective_with_mle_and_the_control_and_tables_
     assert pd.isna(merged.loc[0, "vs_mle"]) and pd.isna(merged.loc[1, "vs_mle"])  # the baseline itself; a seed's row
     assert "against MLE" in note(table) and "every seed shares" in note(table)
     assert note(table.iloc[0:0]) == ""
+
+
+def test_a_one_seed_table_gives_no_verdict_on_the_method(tmp_path):
+    """One training seed (configs/local_example_quick.yaml's design): GOLD-s far above MLE on the test set,
+    yet the table's `significant` and Table 1's compact cell say "one seed: these models on this test set",
+    never yes or no: the seeds' spread is unmeasured, so nothing is said about the method."""
+    from gold_textgen.analysis.significance_report import cell
+
+    poor = [f"a cat number {i} sat on a mat" for i in range(20)]
+    runs = generation_runs(tmp_path, {"mle": {1: poor}, "mle_continued": {1: poor}, "gold_s": {1: REFERENCES}})
+    table = significance_table(runs, {"t": "bleu"}, {"t": Scoring()}, resamples=100, trials=300)
+    assert set(table["significant"]) == {ONE_SEED} and (table["n_seeds"] == 1).all()
+    gold = table[(table["objective"] == "gold_s") & (table["baseline"] == "mle")].iloc[0]
+    assert gold["delta"] > 40 and cell(gold).endswith(ONE_SEED) and gold["reading"].startswith(ONE_SEED)

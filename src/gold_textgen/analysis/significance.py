@@ -145,13 +145,19 @@ def compare(
     )
 
 
+# What `significant` says with one training seed: the seeds' spread is unmeasured, so no verdict on the method.
+ONE_SEED = "one seed: these models on this test set"
+
+
 def reading(row: Mapping) -> str:
     """What a row's yes or no means, in the adjusted p-value the decision used: significant, or not, with the
     difference the experiment could have detected (80% power at the Holm level) beside the one observed."""
-    if row["significant"] == "yes":
-        # one training seed: these models differ on this test set; whether the objective does is not tested
-        return "yes, for these models on this test set (one seed: not over training seeds)" if row["n_seeds"] < 2 else "yes"
     adjusted = row.get("p_holm", row["p"])
+    if row["n_seeds"] < 2:  # these models differ on this test set, or not; whether the objective does is not tested
+        held = "undefined: no variance" if adjusted != adjusted else f"{adjusted:.3f}"
+        return f"{ONE_SEED}: the test-set bootstrap of these two models, p (Holm) {held}; nothing is said about the method"
+    if row["significant"] == "yes":
+        return "yes"
     held = "p (Holm) " + ("undefined: no variance" if adjusted != adjusted else f"{adjusted:.3f}")
     detectable = f"detectable ±{row['mde']:.2f}" if row["mde"] == row["mde"] else "nothing detectable"
     scope = "; one seed: on this test set, seed effects unmeasured" if row["n_seeds"] < 2 else ""
@@ -230,7 +236,8 @@ def significance_table(
                 for (result, row), adjusted in zip(family, paired_tests.holm([row["p"] for _, row in family]), strict=True):
                     row["mde"] = result.mde(strictest)
                     row["p_holm"] = adjusted
-                    row["significant"] = "yes" if adjusted < 1 - confidence else "no"
+                    # one training seed: a test of these two models on this test set, never of the method
+                    row["significant"] = ONE_SEED if result.n_seeds < 2 else "yes" if adjusted < 1 - confidence else "no"
                     row["reading"] = reading(row)
                 rows += [row for _, row in family]
     return pd.DataFrame(rows, columns=COLUMNS)
