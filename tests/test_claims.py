@@ -5,6 +5,7 @@ power reading of a claim that is not shown."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPO
 
 from gold_textgen.analysis import claims
 from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, contrast_of, decide, deciding_levels, measure
@@ -179,3 +180,28 @@ def test_every_claims_resamples_are_drawn_jointly_for_every_seed_and_model(claim
     expected = per_example.var(ddof=1) / size  # the variance of the examples' mean
     assert result.noise.seed_variance == 0  # the seeds agree
     assert result.noise.shared == pytest.approx(expected, rel=0.25), (claim, result.noise.shared, expected)
+
+
+def test_the_papers_effect_comes_from_the_row_of_the_tasks_data_set_and_model():
+    """nqg_real trains NQG++ on NQG: its claims carry Table 1's NQG++ row (GOLD-s 16.10 against 14.23, +13.1%
+    of the baseline), not the median over the paper's six rows (+3.98%); the demo language has no row."""
+    from gold_textgen.config.layers import merged_config
+    from gold_textgen.config.paper_claims import experiment_claims
+    from gold_textgen.config.schema import validate_config
+
+    real = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))
+    rows = {(test.claim, test.baseline): test.paper_row for test in experiment_claims(real)}
+    assert rows[("quality_gold_s", "mle")] == "NQG (NQG++, BLEU)" and rows[("perplexity_gold_s", "mle")] == "NQG (NQG++)"
+    assert rows[("sampling_drop_topk20", "mle")] == "NQG (BLEU)" and rows[("nll_near_zero", "mle")] is None
+    demo = validate_config(merged_config(REPO / "config.yaml", []))
+    assert {test.paper_row for test in experiment_claims(demo)} == {None}
+    base = np.full(30, 10.0)
+    runs = runs_of({("mle", "greedy"): [base] * 3, ("gold_s", "greedy"): [base + 1] * 3})
+    for row, gain in (("NQG (NQG++, BLEU)", 16.10 / 14.23 - 1), (None, CLAIMS["quality_gold_s"].effect.value)):
+        test = ClaimTest("quality_gold_s", "t", "gold_s", "mle", "greedy", "test", paper_row=row)
+        assert measure(test, runs, [1, 2, 3], "bleu", resamples=20, draw_seed=0).paper_effect == pytest.approx(gain * 10.0)
+    assert CLAIMS["quality_gold_s"].effect.value == pytest.approx(0.0398, abs=5e-4)
+    verdict = decide(
+        [measure(ClaimTest("quality_gold_s", "t", "gold_s", "mle", "greedy", "test", "NQG (NQG++, BLEU)"), runs, [1, 2, 3], "bleu", 20, 0)]
+    )[0]
+    assert verdict.paper_row == "the paper's NQG (NQG++, BLEU)" and "(the paper's NQG (NQG++, BLEU))" in verdict.reading

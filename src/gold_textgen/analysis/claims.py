@@ -87,11 +87,11 @@ def measure(test: ClaimTest, runs: Runs, seeds: Sequence[int], task_metric: str,
     effect = None
     if claim.effect is not None:
         if claim.effect.scale == "log_ratio":
-            effect = claim.effect.value
+            effect = claim.effect.at(test.paper_row)
         else:  # a share of the baseline's mean score on this run (of greedy decoding, for a drop)
             decoder = "greedy" if claim.contrast == "drop" else test.decoder
             base = _score(runs, test.baseline, seeds, test.split, decoder, column, np.arange(size)[None, :])
-            effect = claim.effect.value * float(base.mean())
+            effect = claim.effect.at(test.paper_row) * float(base.mean())
     return Measured(test, tuple(seeds), observed, Noise.of(observed, resampled), effect)
 
 
@@ -131,6 +131,7 @@ class Verdict:
     seed_sd: float
     shared_sd: float
     paper_effect: float  # NaN: the paper gives no number
+    paper_row: str  # the paper's row it comes from (the task's data set and model), or the median of its rows
     power: float  # this design's power to show the paper's effect at Holm's strictest level
     seeds_needed: float  # NaN: no number of seeds (or no paper effect)
     reading: str
@@ -149,6 +150,13 @@ class Verdict:
             f"[{shown(self.low)}, {shown(self.high)}], p (Holm-adjusted) {decided:.3g}; {self.reading} "
             f"({self.seeds} seeds: {self.per_seed})"
         )
+
+
+def paper_row_label(test: ClaimTest) -> str:
+    """Which of the paper's rows a test's paper effect comes from, as the verdict names it."""
+    if CLAIMS[test.claim].effect is None:
+        return "-"
+    return f"the paper's {test.paper_row}" if test.paper_row else "the median of the paper's rows"
 
 
 def where_the_paper_stands(effect: float, low: float, high: float, ratio: bool) -> str:
@@ -174,7 +182,7 @@ def _reading(verdict: str, measured: Measured, power: float, needed: int | None,
         return "the paper gives no effect size to compute power against"
     ratio = CLAIMS[measured.test.claim].contrast == "log_ratio"
     stands = where_the_paper_stands(effect, *bounds, ratio)
-    against = f"{stands}; power against the paper's effect {power:.2f} at this design"
+    against = f"{stands} ({paper_row_label(measured.test)}); power against it {power:.2f} at this design"
     if verdict != INCONCLUSIVE or effect > bounds[1]:
         return against
     if needed is None:
@@ -220,6 +228,7 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
                 seed_sd=float(np.sqrt(m.noise.seed_variance)),
                 shared_sd=float(np.sqrt(m.noise.shared)),
                 paper_effect=float(shown(effect)) if effect else float("nan"),
+                paper_row=paper_row_label(m.test),
                 power=power,
                 seeds_needed=float(needed) if needed else float("nan"),
                 reading=_reading(verdict, m, power, needed, effect, (low, high)),

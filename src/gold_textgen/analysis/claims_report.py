@@ -19,7 +19,8 @@ def method_note() -> str:
         "over its chi-square (analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "
         "in each direction: supported (above 0), contradicted (below 0) or inconclusive. The bounds are at the level that "
         "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
-        "is carried to this run by the registry's rule (a share of the baseline's score, or the paper's ratio); power: of "
+        "is carried to this run from the paper's row of the task's data set and model (else the median of its rows) by the "
+        "registry's rule (a share of the baseline's score, or the paper's ratio); power: of "
         "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level; "
         "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large; ruled out: the paper's "
         "effect lies above the upper bound, which this run excludes at the level that decided)."
@@ -58,6 +59,7 @@ def to_markdown(table: pd.DataFrame) -> str:
             needed = "ruled out"  # the paper's effect lies above the upper bound: no design question left
         name = row["name"] + (f" (imported: {row['imported']})" if row.get("imported") else "")
         cells = [row["task"], row["verdict"], f"{name}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
-        cells += [_number(decided), _number(row["paper_effect"]), _number(row["power"]), needed, row["per_seed"]]
+        effect = _number(row["paper_effect"]) + (f" ({row['paper_row']})" if row.get("paper_row", "-") != "-" else "")
+        cells += [_number(decided), effect, _number(row["power"]), needed, row["per_seed"]]
         rows.append(cells)
     return markdown_table(headers, rows) + "\n\n" + method_note() + " Withdrawn claims: docs/reference/claims.md.\n"

@@ -29,9 +29,13 @@ each direction: **supported** (above 0), **contradicted** (below 0) or **inconcl
 prints its bounds at the level that decided it, so a bound beyond 0 and the verdict always agree, and its
 p-value Holm-adjusted. The significance tables use the same test.
 
-**Power against the paper.** A claim with a number in the paper carries the paper's effect to the run:
-a score difference as the paper's median relative gain over its tasks times the baseline's score on the
-run, a perplexity ratio as the paper's median ratio. Beside each verdict: the power of the run's design
+**Power against the paper.** A claim with a number in the paper carries the paper's effect to the run
+from the paper's row of the run's task: its data set and model (`config/paper_rows.py`: NQG++ on NQG
+for nqg_real and its copies, the pointer-generator on CNN/DM, BART on NQG, CNN/DM and XSum, the
+transformer on IWSLT14; Table 2's rows for the standard models), and from the median over the paper's
+rows only where the paper has no such row (the demo language, a user's data); the verdict names the row.
+A score difference is that row's relative gain times the baseline's score on the run, a perplexity
+ratio that row's ratio. Beside each verdict: the power of the run's design
 (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level, and the
 seeds that would reach 80% ("none" when the test set's shared noise alone is larger than the effect: no
 number of seeds shows it on that test set). Beside the direction, each verdict says where the paper's

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from statistics import median
 
+from .paper_rows import matching_row
 from .views import evaluated_objectives
 
 # The thresholds of the NLL-histogram claims, in nats per token (the paper's Figure 1: near-zero losses
@@ -51,9 +52,14 @@ SCALES = ("relative", "log_ratio")
 
 @dataclass(frozen=True)
 class PaperEffect:
-    value: float  # a share of the baseline's score (relative) or a log ratio
+    value: float  # the median over the paper's rows: a share of the baseline's score (relative) or a log ratio
     scale: str  # one of SCALES
     derivation: str  # from which of the paper's numbers, and how
+    by_row: Mapping[str, float] = field(default_factory=dict)  # each row's own, on the same scale (paper_rows.py)
+
+    def at(self, row: str | None) -> float:
+        """The effect of the paper's `row` (a run of that data set and model), else the median over rows."""
+        return self.by_row[row] if row is not None and row in self.by_row else self.value
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def _relative(pairs: Mapping[str, tuple[float, float]], what: str) -> PaperEffec
     """The median over the paper's tasks of (system - baseline) / baseline."""
     gains = {task: (ours - theirs) / theirs for task, (ours, theirs) in pairs.items()}
     listed = ", ".join(f"{task} {ours:g} vs {theirs:g}" for task, (ours, theirs) in pairs.items())
-    return PaperEffect(median(gains.values()), "relative", f"{what}: median of {listed}")
+    return PaperEffect(median(gains.values()), "relative", f"{what}: median of {listed}", gains)
 
 
 def _drop(pairs: Mapping[str, tuple[float, float, float, float]], decoder: str) -> PaperEffect:
@@ -82,13 +88,14 @@ def _drop(pairs: Mapping[str, tuple[float, float, float, float]], decoder: str) 
     gains = {task: ((a - b) - (c - d)) / a for task, (a, b, c, d) in pairs.items()}
     listed = ", ".join(f"{task} MLE {a:g} -> {b:g}, GOLD-s {c:g} -> {d:g}" for task, (a, b, c, d) in pairs.items())
     what = f"Table 2, greedy -> {decoder}, as a share of MLE's greedy score"
-    return PaperEffect(median(gains.values()), "relative", f"{what}: median of {listed}")
+    return PaperEffect(median(gains.values()), "relative", f"{what}: median of {listed}", gains)
 
 
 def _ratio(pairs: Mapping[str, tuple[float, float]], what: str) -> PaperEffect:
     ratios = {task: ours / theirs for task, (ours, theirs) in pairs.items()}
     listed = ", ".join(f"{task} {ours:g} / {theirs:g}" for task, (ours, theirs) in pairs.items())
-    return PaperEffect(math.log(median(ratios.values())), "log_ratio", f"{what}: median ratio of {listed}")
+    logs = {task: math.log(ratio) for task, ratio in ratios.items()}
+    return PaperEffect(math.log(median(ratios.values())), "log_ratio", f"{what}: median ratio of {listed}", logs)
 
 
 # The paper's numbers (Tables 1-4), test sets unless said: (GOLD variant, MLE) per task and metric.
@@ -256,6 +263,7 @@ class ClaimTest:
     baseline: str
     decoder: str
     split: str
+    paper_row: str | None = None  # the paper's row of this task's data set and model (paper_rows.py); None: none
 
     @property
     def name(self) -> str:
@@ -300,7 +308,13 @@ def experiment_claims(config: Mapping) -> list[ClaimTest]:
     experiment = config["experiment"]
     objectives = {task: evaluated_objectives(config, task) for task in experiment["tasks"]}
     grid = (experiment["eval_split"], experiment["decoders"], experiment["sweep_split"], experiment["sweep_decoders"])
-    return covered_claims(experiment["tasks"], objectives, *grid)
+    tests = covered_claims(experiment["tasks"], objectives, *grid)
+    return [replace(test, paper_row=paper_row_of(CLAIMS[test.claim], config["tasks"][test.task])) for test in tests]
+
+
+def paper_row_of(claim: Claim, task: Mapping) -> str | None:
+    """The row of the claim's paper effect that a task reproduces (its data set and model), or None."""
+    return matching_row(claim.effect.by_row, task) if claim.effect is not None else None
 
 
 # The analysis settings (config `analysis`) the claims rule reads: the resamples of the examples and their draw.
