@@ -8,7 +8,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from gold_textgen.config import paper_claims
+from gold_textgen.config import paper_claims, paper_numbers
 from gold_textgen.config.paper_claims import CLAIMS, CONTRASTS, SCALES, WITHDRAWN, covered_claims, outputs_read
 
 
@@ -25,18 +25,18 @@ def numbers(task, table, decoder=None):
 def test_the_registrys_paper_numbers_are_configs_paper_yaml_s():
     nqg, cnndm = numbers("nqg_standard", "1"), numbers("cnndm_standard", "1")
     for variant in ("gold_delta", "gold_p", "gold_s"):
-        assert paper_claims.QUALITY[variant]["NQG (NQG++, BLEU)"] == (nqg[variant]["bleu"], nqg["mle"]["bleu"])
-        assert paper_claims.QUALITY[variant]["CNN/DM (pointer-generator, R-2)"] == (cnndm[variant]["rouge2"], cnndm["mle"]["rouge2"])
-        assert paper_claims.PERPLEXITY[variant]["NQG (NQG++)"] == (nqg[variant]["perplexity"], nqg["mle"]["perplexity"])
+        assert paper_numbers.QUALITY[variant]["NQG (NQG++, BLEU)"] == (nqg[variant]["bleu"], nqg["mle"]["bleu"])
+        assert paper_numbers.QUALITY[variant]["CNN/DM (pointer-generator, R-2)"] == (cnndm[variant]["rouge2"], cnndm["mle"]["rouge2"])
+        assert paper_numbers.PERPLEXITY[variant]["NQG (NQG++)"] == (nqg[variant]["perplexity"], nqg["mle"]["perplexity"])
     bart = numbers("nqg", "3")
     for variant in ("gold_p", "gold_s"):
-        assert paper_claims.QUALITY[variant]["NQG (BART, BLEU)"] == (bart[variant]["bleu"], bart["mle"]["bleu"])
+        assert paper_numbers.QUALITY[variant]["NQG (BART, BLEU)"] == (bart[variant]["bleu"], bart["mle"]["bleu"])
     for decoder in ("topk5", "topk20"):
         greedy, sampled = numbers("nqg_standard", "2", "greedy"), numbers("nqg_standard", "2", decoder)
         expected = (greedy["mle"]["bleu"], sampled["mle"]["bleu"], greedy["gold_s"]["bleu"], sampled["gold_s"]["bleu"])
-        assert paper_claims.SAMPLING_DROPS[decoder]["NQG (BLEU)"] == expected
+        assert paper_numbers.SAMPLING_DROPS[decoder]["NQG (BLEU)"] == expected
     on_policy = numbers("nqg_standard", "4")
-    assert paper_claims.ON_POLICY["NQG (NQG++, BLEU)"] == (on_policy["gold_pg"]["bleu"], on_policy["mle_pg"]["bleu"])
+    assert paper_numbers.ON_POLICY["NQG (NQG++, BLEU)"] == (on_policy["gold_pg"]["bleu"], on_policy["mle_pg"]["bleu"])
 
 
 def test_every_claim_names_its_source_contrast_and_the_papers_effect_where_the_paper_gives_one():
@@ -45,10 +45,14 @@ def test_every_claim_names_its_source_contrast_and_the_papers_effect_where_the_p
         if claim.effect is not None:
             assert claim.effect.scale in SCALES and claim.effect.value > 0 and claim.effect.derivation
     # GOLD-s's quality: the median of its six relative gains in Tables 1 and 3
-    gains = sorted((ours - theirs) / theirs for ours, theirs in paper_claims.QUALITY["gold_s"].values())
+    gains = sorted((ours - theirs) / theirs for ours, theirs in paper_numbers.QUALITY["gold_s"].values())
     assert CLAIMS["quality_gold_s"].effect.value == pytest.approx((gains[2] + gains[3]) / 2)
-    ratios = sorted(ours / theirs for ours, theirs in paper_claims.PERPLEXITY["gold_s"].values())
+    ratios = sorted(ours / theirs for ours, theirs in paper_numbers.PERPLEXITY["gold_s"].values())
     assert CLAIMS["perplexity_gold_s"].effect.value == pytest.approx(math.log((ratios[2] + ratios[3]) / 2))
+    # beyond MLE: Table 1's GOLD-s against GOLD-delta on NQG++ (16.10 against 14.96), Table 4's rows
+    assert CLAIMS["estimated_reward_gold_s"].effect.by_row["NQG (NQG++, BLEU)"] == pytest.approx(16.10 / 14.96 - 1)
+    assert CLAIMS["on_policy_improves_gold"].effect.by_row["CNN/DM (pointer-generator, R-2)"] == pytest.approx(18.14 / 17.81 - 1)
+    assert CLAIMS["gold_over_policy_gradient"].effect.by_row["NQG (NQG++, BLEU)"] == pytest.approx(16.10 / 14.55 - 1)
     # the greedy-BLEU claim is registered; the demo's own 3x ratio stands withdrawn, with the paper's reason
     assert "quality_gold_s" in CLAIMS and any("Table 2" in reason for reason in WITHDRAWN.values())
 
@@ -66,7 +70,12 @@ def test_an_experiments_claims_follow_from_its_grid_alone():
     no_sweep = covered_claims(["t"], {"t": ["mle", "gold_s"]}, "test", ["greedy"], "valid", ["topk20"])
     assert not any(test.claim.startswith("sampling_drop") for test in no_sweep)
     on_policy = covered_claims(["t"], {"t": ["mle", "mle_pg", "gold_pg"]}, "test", ["greedy"], "valid", [])
-    assert [test.name for test in on_policy] == ["on_policy_quality: gold_pg vs mle_pg"]
+    assert [test.name for test in on_policy] == ["on_policy_quality: gold_pg vs mle_pg", "on_policy_improves_mle: mle_pg vs mle"]
+    # Table 4's grid (configs/on_policy.yaml: GOLD-s and the two PG runs beside MLE) and Table 1's three rewards
+    table4 = covered_claims(["t"], {"t": ["mle", "gold_s", "mle_pg", "gold_pg"]}, "test", ["greedy"], "valid", [])
+    assert {"on_policy_improves_gold: gold_pg vs gold_s", "gold_over_policy_gradient: gold_s vs mle_pg"} <= {t.name for t in table4}
+    table1 = covered_claims(["t"], {"t": ["mle", "gold_delta", "gold_p", "gold_s"]}, "test", ["greedy"], "valid", [])
+    assert {"estimated_reward_gold_p: gold_p vs gold_delta", "estimated_reward_gold_s: gold_s vs gold_delta"} <= {t.name for t in table1}
 
 
 def test_the_outputs_a_claim_reads_are_its_models_with_its_decoders_and_nll_where_read():

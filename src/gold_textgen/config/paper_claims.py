@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import median
 
+from .paper_numbers import GOLD_OVER_MLE_PG, GOLD_PG_OVER_GOLD, MLE_PG_OVER_MLE, ON_POLICY, PERPLEXITY, QUALITY, SAMPLING_DROPS
 from .paper_rows import matching_row
 from .views import evaluated_objectives
 
@@ -97,52 +98,6 @@ def _ratio(pairs: Mapping[str, tuple[float, float]], what: str) -> PaperEffect:
     logs = {task: math.log(ratio) for task, ratio in ratios.items()}
     return PaperEffect(math.log(median(ratios.values())), "log_ratio", f"{what}: median ratio of {listed}", logs)
 
-
-# The paper's numbers (Tables 1-4), test sets unless said: (GOLD variant, MLE) per task and metric.
-QUALITY = {
-    "gold_delta": {"NQG (NQG++, BLEU)": (14.96, 14.23), "CNN/DM (pointer-generator, R-2)": (17.16, 17.10)},
-    "gold_p": {
-        "NQG (NQG++, BLEU)": (15.93, 14.23),
-        "CNN/DM (pointer-generator, R-2)": (17.31, 17.10),
-        "NQG (BART, BLEU)": (21.42, 20.68),
-        "CNN/DM (BART, R-2)": (22.01, 21.28),
-        "XSum (BART, R-2)": (22.26, 22.08),
-        "IWSLT14 (transformer, BLEU)": (35.33, 34.64),
-    },
-    "gold_s": {
-        "NQG (NQG++, BLEU)": (16.10, 14.23),
-        "CNN/DM (pointer-generator, R-2)": (17.81, 17.10),
-        "NQG (BART, BLEU)": (21.98, 20.68),
-        "CNN/DM (BART, R-2)": (22.09, 21.28),
-        "XSum (BART, R-2)": (22.58, 22.08),
-        "IWSLT14 (transformer, BLEU)": (35.45, 34.64),
-    },
-}
-PERPLEXITY = {
-    "gold_delta": {"NQG (NQG++)": (110.58, 29.25), "CNN/DM (pointer-generator)": (133.10, 20.11)},
-    "gold_p": {
-        "NQG (NQG++)": (148.84, 29.25),
-        "CNN/DM (pointer-generator)": (143.58, 20.11),
-        "NQG (BART)": (10.48, 5.96),
-        "CNN/DM (BART)": (11.44, 5.41),
-        "XSum (BART)": (6.95, 5.07),
-        "IWSLT14 (transformer)": (7.59, 5.31),
-    },
-    "gold_s": {
-        "NQG (NQG++)": (158.45, 29.25),
-        "CNN/DM (pointer-generator)": (29.80, 20.11),
-        "NQG (BART)": (7.67, 5.96),
-        "CNN/DM (BART)": (9.60, 5.41),
-        "XSum (BART)": (6.85, 5.07),
-        "IWSLT14 (transformer)": (6.90, 5.31),
-    },
-}
-# Table 2 (dev sets): (MLE greedy, MLE with the decoder, GOLD-s greedy, GOLD-s with the decoder).
-SAMPLING_DROPS = {
-    "topk5": {"NQG (BLEU)": (14.13, 11.27, 16.06, 15.41), "CNN/DM (R-2)": (17.40, 13.06, 18.51, 17.02)},
-    "topk20": {"NQG (BLEU)": (14.13, 10.08, 16.06, 15.38), "CNN/DM (R-2)": (17.40, 11.23, 18.51, 16.57)},
-}
-ON_POLICY = {"NQG (NQG++, BLEU)": (16.38, 14.55), "CNN/DM (pointer-generator, R-2)": (18.14, 17.35)}
 
 BASELINES = ("mle", "mle_continued")
 GOLD = ("gold_delta", "gold_p", "gold_s")
@@ -237,7 +192,48 @@ def _registry() -> list[Claim]:
             None,
         ),
     ]
-    return claims
+    return claims + _beyond_mle()
+
+
+def _beyond_mle() -> list[Claim]:
+    """The claims that compare GOLD with something besides MLE and the control: estimated rewards against
+    the delta reward (Table 1), on-policy fine-tuning of either start (Table 4), GOLD against MLE+PG."""
+    estimated = [
+        Claim(
+            f"estimated_reward_{variant}",
+            'Table 1; Section 4.2, "using estimated rewards is superior to the delta-reward"',
+            "{system}'s greedy test score in the task metric is above {baseline}'s",
+            "difference",
+            (variant,),
+            ("gold_delta",),
+            "eval",
+            ("greedy",),
+            _relative({row: (QUALITY[variant][row][0], QUALITY["gold_delta"][row][0]) for row in QUALITY["gold_delta"]}, "Table 1"),
+        )
+        for variant in ("gold_p", "gold_s")
+    ]
+    on_policy = [
+        (
+            "on_policy_improves_mle",
+            'Table 4\'s caption and Section 4.3: "On-policy objectives marginally improve upon both MLE and GOLD"',
+            ("mle_pg",),
+            ("mle",),
+            MLE_PG_OVER_MLE,
+        ),
+        ("on_policy_improves_gold", "the same caption and Section 4.3, for GOLD", ("gold_pg",), ("gold_s",), GOLD_PG_OVER_GOLD),
+        (
+            "gold_over_policy_gradient",
+            'Section 4.3, "MLE with PG is still worse than GOLD" (Table 4); the abstract',
+            ("gold_s",),
+            ("mle_pg",),
+            GOLD_OVER_MLE_PG,
+        ),
+    ]
+    return estimated + [
+        Claim(name, source, "{system}'s greedy test score in the task metric is above {baseline}'s", "difference", systems,
+              baselines, "eval", ("greedy",), _relative(numbers, "Tables 1 and 4, the task metric"))
+        for name, source, systems, baselines, numbers in on_policy
+    ]  # fmt: skip
 
 
 CLAIMS: dict[str, Claim] = {claim.name: claim for claim in _registry()}
