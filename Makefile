@@ -76,7 +76,9 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
 	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
 	@echo "The paper's registered claims this grid covers, tested on this run (supported / contradicted / inconclusive;"
-	@echo "exit status 1 on a failed run check or a contradicted claim; results/demo/tables/claims.md has them as a table):"
+	@echo "exit status 1 on a failed run check or a contradicted claim; results/demo/tables/claims.md has them as a table;"
+	@echo "a claim's p can differ from Table 1's for the same contrast: Table 1 adjusts over the objectives compared with one"
+	@echo "baseline on one metric, the claims over every registered claim of the task, each its own Holm family):"
 	@$(BIN)/python -m gold_textgen.analysis.demo_signatures
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
