@@ -205,3 +205,12 @@ def test_the_papers_effect_comes_from_the_row_of_the_tasks_data_set_and_model():
         [measure(ClaimTest("quality_gold_s", "t", "gold_s", "mle", "greedy", "test", "NQG (NQG++, BLEU)"), runs, [1, 2, 3], "bleu", 20, 0)]
     )[0]
     assert verdict.paper_row == "the paper's NQG (NQG++, BLEU)" and "(the paper's NQG (NQG++, BLEU))" in verdict.reading
+
+
+def test_a_printed_power_says_how_sure_it_is():
+    """Three seeds measure their variance loosely: the verdict gives the power at the ends of that variance's
+    80% interval beside the power, lowest first, the power between them."""
+    verdict = decide([measured([0.6, -0.4, 0.3], 0.01, effect=1.0)])[0]
+    assert verdict.power_low < verdict.power < verdict.power_high
+    assert f"({verdict.power_low:.2f}-{verdict.power_high:.2f} over the seeds' variance's 80% interval)" in verdict.reading
+    assert np.isnan(decide([measured([0.6, -0.4, 0.3], 0.01)])[0].power_low)  # no paper effect, no power

@@ -133,6 +133,8 @@ class Verdict:
     paper_effect: float  # NaN: the paper gives no number
     paper_row: str  # the paper's row it comes from (the task's data set and model), or the median of its rows
     power: float  # this design's power to show the paper's effect at Holm's strictest level
+    power_low: float  # the same at the ends of the seeds' variance's 80% interval (method_test.power_range)
+    power_high: float
     seeds_needed: float  # NaN: no number of seeds (or no paper effect)
     reading: str
     ratio: bool  # estimate and bounds are ratios (log-ratio contrast)
@@ -172,7 +174,10 @@ def where_the_paper_stands(effect: float, low: float, high: float, ratio: bool) 
     return f"the paper's {shown(effect)} lies within the bounds"
 
 
-def _reading(verdict: str, measured: Measured, power: float, needed: int | None, effect: float | None, bounds: tuple[float, float]) -> str:
+Powers = tuple[float, float, float]  # the power, and at the ends of the seeds' variance's 80% interval
+
+
+def _reading(verdict: str, measured: Measured, powers: Powers, needed: int | None, effect: float | None, bounds: tuple) -> str:
     """What the verdict says of the paper's claim: its direction (the verdict), and where the paper's
     effect stands against the bounds that decided; an inconclusive run that rules the paper's effect out is
     no design too small, and its seeds needed are not printed."""
@@ -182,7 +187,11 @@ def _reading(verdict: str, measured: Measured, power: float, needed: int | None,
         return "the paper gives no effect size to compute power against"
     ratio = CLAIMS[measured.test.claim].contrast == "log_ratio"
     stands = where_the_paper_stands(effect, *bounds, ratio)
-    against = f"{stands} ({paper_row_label(measured.test)}); power against it {power:.2f} at this design"
+    power, low, high = powers
+    against = (
+        f"{stands} ({paper_row_label(measured.test)}); power against it {power:.2f} at this design "
+        f"({low:.2f}-{high:.2f} over the seeds' variance's 80% interval)"
+    )
     if verdict != INCONCLUSIVE or effect > bounds[1]:
         return against
     if needed is None:
@@ -205,6 +214,7 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
         verdict = SUPPORTED if low > 0 else CONTRADICTED if high < 0 else INCONCLUSIVE
         effect = m.paper_effect if m.paper_effect is not None and m.paper_effect > 0 else None
         power = method_test.critical_power(effect, m.noise, strictest) if effect and testable else float("nan")
+        power_low, power_high = method_test.power_range(effect, m.noise, strictest) if effect and testable else (float("nan"),) * 2
         needed = method_test.seeds_needed(effect, m.noise, strictest) if effect and testable else None
         ratio = CLAIMS[m.test.claim].contrast == "log_ratio"
         shown = np.exp if ratio else (lambda value: value)
@@ -230,8 +240,10 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
                 paper_effect=float(shown(effect)) if effect else float("nan"),
                 paper_row=paper_row_label(m.test),
                 power=power,
+                power_low=power_low,
+                power_high=power_high,
                 seeds_needed=float(needed) if needed else float("nan"),
-                reading=_reading(verdict, m, power, needed, effect, (low, high)),
+                reading=_reading(verdict, m, (power, power_low, power_high), needed, effect, (low, high)),
                 ratio=ratio,
             )
         )

@@ -21,7 +21,8 @@ def method_note() -> str:
         "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
         "is carried to this run from the paper's row of the task's data set and model (else the median of its rows) by the "
         "registry's rule (a share of the baseline's score, or the paper's ratio); power: of "
-        "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level; "
+        "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level, "
+        "with the powers at the ends of the seeds' variance's 80% interval (three seeds measure it loosely); "
         "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large; ruled out: the paper's "
         "effect lies above the upper bound, which this run excludes at the level that decided)."
     )
@@ -60,6 +61,9 @@ def to_markdown(table: pd.DataFrame) -> str:
         name = row["name"] + (f" (imported: {row['imported']})" if row.get("imported") else "")
         cells = [row["task"], row["verdict"], f"{name}: {row['statement']}", _number(row["estimate"]), _bounds(row)]
         effect = _number(row["paper_effect"]) + (f" ({row['paper_row']})" if row.get("paper_row", "-") != "-" else "")
-        cells += [_number(decided), effect, _number(row["power"]), needed, row["per_seed"]]
+        power = _number(row["power"])
+        if not math.isnan(row.get("power_low", float("nan"))):
+            power += f" ({row['power_low']:.2f}-{row['power_high']:.2f})"
+        cells += [_number(decided), effect, power, needed, row["per_seed"]]
         rows.append(cells)
     return markdown_table(headers, rows) + "\n\n" + method_note() + " Withdrawn claims: docs/reference/claims.md.\n"

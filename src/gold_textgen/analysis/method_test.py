@@ -224,6 +224,27 @@ def critical_power(effect: float, noise: Noise, level: float) -> float:
     return float(stats.norm.sf((critical - effect) / np.sqrt(noise.variance)).mean())
 
 
+# How sure a printed power is: the seeds' variance is one chi-square draw, and the power is recomputed at
+# the ends of that variance's central interval of this probability.
+POWER_INTERVAL = 0.8
+
+
+def power_range(effect: float, noise: Noise, level: float, interval: float = POWER_INTERVAL) -> tuple[float, float]:
+    """The power at the two ends of the seeds' variance's `interval` confidence interval (the measured
+    variance times freedom over the chi-square's upper and lower quantiles), lowest first: a power read off
+    three seeds' variance can be far from the design's."""
+    if not noise.testable or noise.seeds < 2:
+        return float("nan"), float("nan")
+    freedom = noise.seeds - 1
+    tail = (1 - interval) / 2
+    largest = noise.seed_variance * freedom / stats.chi2.ppf(tail, freedom)
+    smallest = noise.seed_variance * freedom / stats.chi2.isf(tail, freedom)
+    return (
+        critical_power(effect, Noise(largest, noise.shared, noise.seeds), level),
+        critical_power(effect, Noise(smallest, noise.shared, noise.seeds), level),
+    )
+
+
 def limit_power(effect: float, noise: Noise, level: float) -> float:
     """The power with unboundedly many seeds: the shared test-set noise alone remains."""
     if noise.shared <= 0:
