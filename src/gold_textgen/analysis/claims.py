@@ -175,9 +175,10 @@ def where_the_paper_stands(effect: float, low: float, high: float, ratio: bool) 
 
 
 Powers = tuple[float, float, float]  # the power, and at the ends of the seeds' variance's 80% interval
+Bounds = tuple[float, float]  # the lower and upper bounds at the levels that decided
 
 
-def _reading(verdict: str, measured: Measured, powers: Powers, needed: int | None, effect: float | None, bounds: tuple) -> str:
+def _reading(verdict: str, measured: Measured, powers: Powers, needed: int | None, effect: float | None, bounds: Bounds) -> str:
     """What the verdict says of the paper's claim: its direction (the verdict), and where the paper's
     effect stands against the bounds that decided; an inconclusive run that rules the paper's effect out is
     no design too small, and its seeds needed are not printed."""

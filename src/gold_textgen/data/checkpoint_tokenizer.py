@@ -28,7 +28,7 @@ from tokenizers import Tokenizer
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from ..models.export_tokenizer import read_export_record
-from ..models.import_record import import_record, tokenizer_folder
+from ..models.import_record import import_record, recorded_tokenizer_folder
 from ..runtime.errors import ConfigError
 from .tokenization import load_tokenizer, padding_right
 
@@ -68,8 +68,8 @@ def checked_tokenizer_settings(folder: Path, texts: list[str], key: str) -> dict
 def model_tokenizer(model_dir: Path) -> PreTrainedTokenizerBase:
     """The tokenizer a workflow model folder's model reads: its own, or for an imported model the checkpoint's,
     loaded as its import record says."""
-    folder = tokenizer_folder(model_dir)
     record = import_record(model_dir)
+    folder = Path(model_dir) if record is None else recorded_tokenizer_folder(record)
     settings = (record or {}).get("tokenizer")
     if settings is None:
         return load_tokenizer(folder)

@@ -128,10 +128,13 @@ def changed_in_place(workdir: str | os.PathLike, under: str = "") -> list[str]:
         if not name.startswith(under) or path.is_symlink() or not path.exists():
             continue
         carrier = time_carrier(path)
-        if carrier.stat().st_mtime_ns != known.get("ns") or listing(path) == known.get("listing"):
-            continue  # a new time is Snakemake's to act on (and restore's); an equal listing, unchanged contents
+        if carrier.stat().st_mtime_ns != known.get("ns"):
+            continue  # a new time is Snakemake's to act on (and restore's)
+        state = listing(path)
+        if state == known.get("listing"):
+            continue  # an equal listing: unchanged contents
         if content_digest(path) == known.get("digest"):
-            entries[name] = {**known, "listing": listing(path)}
+            entries[name] = {**known, "listing": state}
             relisted = True
             continue
         carrier.touch()
