@@ -82,11 +82,11 @@ def machine_and_commit() -> str:
 
 def verdict_table(results: dict[str, Path], task: str) -> str:
     """Markdown: one row per claim test, each variation's verdict, estimate and bounds at its deciding
-    level, then the paper's effect, each variation's power against it and the seeds for 80%; then the run
-    checks that failed."""
+    level, then the paper's effect, each variation's power against it, the seeds for 80% and the smallest
+    effect its design detects with 80% power; then the run checks that failed."""
     found = {name: verdicts(folder, task) for name, folder in results.items()}
     first = next(iter(found.values()))
-    header = ["claim", *results, "paper's effect", "power", "seeds for 80%"]
+    header = ["claim", *results, "paper's effect", "power", "seeds for 80%", "detectable"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     shown = lambda value: "-" if value != value else f"{value:.3g}"  # noqa: E731 (NaN: no number)
     for index, claim in enumerate(first):
@@ -94,7 +94,8 @@ def verdict_table(results: dict[str, Path], task: str) -> str:
         cells = [f"{v.verdict} {shown(v.estimate)} [{shown(v.low)}, {shown(v.high)}]" for v in row]
         powers = " / ".join(shown(v.power) for v in row)
         needed = " / ".join("-" if v.seeds_needed != v.seeds_needed else f"{v.seeds_needed:.0f}" for v in row)
-        lines.append("| " + " | ".join([claim.name, *cells, shown(claim.paper_effect), powers, needed]) + " |")
+        detectable = " / ".join(shown(v.detectable) for v in row)
+        lines.append("| " + " | ".join([claim.name, *cells, shown(claim.paper_effect), powers, needed, detectable]) + " |")
     differ = [v.name for index, v in enumerate(first) if len({found[name][index].verdict for name in results}) > 1]
     failed = {name: [check for check, passed, _ in run_checks(folder, task) if not passed] for name, folder in results.items()}
     checks = "; ".join(f"{name}: {', '.join(found)}" for name, found in failed.items() if found) or "none"

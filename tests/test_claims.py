@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
-from gold_textgen.analysis import claims
+from gold_textgen.analysis import claims, method_test
 from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, contrast_of, decide, deciding_levels, measure
 from gold_textgen.analysis.method_test import Noise
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
@@ -214,3 +214,15 @@ def test_a_printed_power_says_how_sure_it_is():
     assert verdict.power_low < verdict.power < verdict.power_high
     assert f"({verdict.power_low:.2f}-{verdict.power_high:.2f} over the seeds' variance's 80% interval)" in verdict.reading
     assert np.isnan(decide([measured([0.6, -0.4, 0.3], 0.01)])[0].power_low)  # no paper effect, no power
+
+
+def test_every_verdict_gives_the_smallest_effect_its_design_detects_with_or_without_a_paper_effect():
+    """A claim without a number in its source (the successors', the NLL figures) still says how large an
+    effect its design could show: the effect with 80% power at Holm's strictest level, the level the
+    printed power uses."""
+    family = [measured([0.6, -0.4, 0.3], 0.01), measured([0.2, 0.1, 0.5], 0.02, effect=1.0)]
+    verdicts = decide(family)
+    strictest = 0.05 / len(family)
+    for verdict, one in zip(verdicts, family, strict=True):
+        assert method_test.critical_power(verdict.detectable, one.noise, strictest) == pytest.approx(0.8, abs=3e-3)
+    assert np.isnan(decide([measured([0.4])])[0].detectable)  # one seed: no design of the method

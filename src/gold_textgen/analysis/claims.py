@@ -129,6 +129,7 @@ class Verdict:
     seeds: int
     per_seed: str
     seed_sd: float
+    seed_floored: bool  # the seeds' spread fell below their seed-by-example noise, and that floor is their sd
     shared_sd: float
     paper_effect: float  # NaN: the paper gives no number
     paper_row: str  # the paper's row it comes from (the task's data set and model), or the median of its rows
@@ -136,6 +137,7 @@ class Verdict:
     power_low: float  # the same at the ends of the seeds' variance's 80% interval (method_test.power_range)
     power_high: float
     seeds_needed: float  # NaN: no number of seeds (or no paper effect)
+    detectable: float  # the smallest effect this design shows with 80% power at Holm's strictest level (contrast's units)
     reading: str
     ratio: bool  # estimate and bounds are ratios (log-ratio contrast)
 
@@ -193,6 +195,8 @@ def _reading(verdict: str, measured: Measured, powers: Powers, needed: int | Non
         f"{stands} ({paper_row_label(measured.test)}); power against it {power:.2f} at this design "
         f"({low:.2f}-{high:.2f} over the seeds' variance's 80% interval)"
     )
+    if measured.noise.floored:
+        against += "; the seeds' spread fell below their seed-by-example noise (the bootstrap's), which stands in for it"
     if verdict != INCONCLUSIVE or effect > bounds[1]:
         return against
     if needed is None:
@@ -217,6 +221,8 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
         power = method_test.critical_power(effect, m.noise, strictest) if effect and testable else float("nan")
         power_low, power_high = method_test.power_range(effect, m.noise, strictest) if effect and testable else (float("nan"),) * 2
         needed = method_test.seeds_needed(effect, m.noise, strictest) if effect and testable else None
+        # one-sided at the strictest level: the two-sided test at twice it has that level on each side
+        detectable = method_test.minimum_detectable_effect(m.noise, 2 * strictest) if testable else float("nan")
         ratio = CLAIMS[m.test.claim].contrast == "log_ratio"
         shown = np.exp if ratio else (lambda value: value)
         verdicts.append(
@@ -237,6 +243,7 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
                 seeds=m.noise.seeds,
                 per_seed=", ".join(f"{seed}: {float(shown(value)):.3g}" for seed, value in zip(m.seeds, m.contrasts, strict=True)),
                 seed_sd=float(np.sqrt(m.noise.seed_variance)),
+                seed_floored=m.noise.floored,
                 shared_sd=float(np.sqrt(m.noise.shared)),
                 paper_effect=float(shown(effect)) if effect else float("nan"),
                 paper_row=paper_row_label(m.test),
@@ -244,6 +251,7 @@ def decide(measured: Sequence[Measured], alpha: float = ALPHA) -> list[Verdict]:
                 power_low=power_low,
                 power_high=power_high,
                 seeds_needed=float(needed) if needed else float("nan"),
+                detectable=float(shown(detectable)) if testable else float("nan"),
                 reading=_reading(verdict, m, (power, power_low, power_high), needed, effect, (low, high)),
                 ratio=ratio,
             )

@@ -16,7 +16,8 @@ def method_note() -> str:
         "Each registered claim of the paper (config/paper_claims.py) that this experiment's grid covers, tested as a "
         "claim about the method: the per-seed contrast's mean against 0, its noise the seeds' spread plus the test set's "
         "variance that every seed shares (examples resampled jointly across seeds and runs), the seeds' variance integrated "
-        "over its chi-square (analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "
+        "over its chi-square and never below their seed-by-example variance, which the same resamples measure (floored: the "
+        "seeds' spread fell below it; analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "
         "in each direction: supported (above 0), contradicted (below 0) or inconclusive. The bounds are at the level that "
         "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
         "is carried to this run from the paper's row of the task's data set and model (else the median of its rows) by the "
@@ -24,7 +25,9 @@ def method_note() -> str:
         "this design (its seeds, its test set, its measured variances) to show that effect at Holm's strictest level, "
         "with the powers at the ends of the seeds' variance's 80% interval (three seeds measure it loosely); "
         "seeds: the fewest with 80% power (none: the test set's shared noise alone is too large; ruled out: the paper's "
-        "effect lies above the upper bound, which this run excludes at the level that decided)."
+        "effect lies above the upper bound, which this run excludes at the level that decided); detectable: the smallest "
+        "effect this design shows with 80% power at that level, in the contrast's units (a ratio for perplexity), for "
+        "every claim, with or without an effect in its source."
     )
 
 
@@ -49,7 +52,8 @@ def with_imported(table: pd.DataFrame, tests: Sequence, imported: Mapping[str, S
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    headers = ["task", "verdict", "claim", "estimate", "bounds (level)", "p (Holm)", "paper's effect", "power", "seeds for 80%", "per seed"]
+    headers = ["task", "verdict", "claim", "estimate", "bounds (level)", "p (Holm)", "paper's effect", "power", "seeds for 80%"]
+    headers += ["detectable", "per seed"]
     rows = []
     for row in table.to_dict("records"):
         decided = row["p_against_holm"] if row["verdict"] == "contradicted" else row["p_for_holm"]
@@ -64,6 +68,8 @@ def to_markdown(table: pd.DataFrame) -> str:
         power = _number(row["power"])
         if not math.isnan(row.get("power_low", float("nan"))):
             power += f" ({row['power_low']:.2f}-{row['power_high']:.2f})"
-        cells += [_number(decided), effect, power, needed, row["per_seed"]]
+        if row.get("seed_floored"):
+            power += " floored"
+        cells += [_number(decided), effect, power, needed, _number(row.get("detectable", float("nan"))), row["per_seed"]]
         rows.append(cells)
     return markdown_table(headers, rows) + "\n\n" + method_note() + " Withdrawn claims: docs/reference/claims.md.\n"

@@ -13,6 +13,10 @@ method's true effect, and the test counts each once:
   resampled contrasts, averaged over the pairs of seeds. (The bootstrap variance of the seed mean would
   count the seed-by-example part a second time, as it is already in the seeds' spread.)
 
+The seeds' variance is their sample variance, floored at the seed-by-example variance the same resamples show
+(`seed_by_example_variance`): three seeds often agree by chance more closely than their own noise allows, and a
+test that read that spread would reject too often given it (tests/test_method_test.py simulates that case).
+
 The statistic is the mean contrast over sqrt(seed variance / S + shared variance). Its null distribution is
 a scale mixture of normals, the seeds' variance being known only up to a chi-square with S - 1 degrees of
 freedom and the shared one to the test set's size (hundreds of examples): `p_above` integrates over the
@@ -66,23 +70,51 @@ def shared_variance(resampled: np.ndarray) -> float:
     return float(max(off_diagonal, 0.0))
 
 
+def seed_by_example_variance(resampled: np.ndarray) -> float:
+    """The part of one seed's resampled contrast that is its own (the seed-by-example noise): the seeds'
+    mean resampled variance less the covariance they share, not below 0; 0 with one seed. Every seed's
+    models meet the test examples their own way, so a seed's contrast varies at least this much from seed to
+    seed on a fixed test set: a floor under the seeds' variance that three seeds' sample variance can fall
+    far below."""
+    values = np.asarray(resampled, float)
+    if values.ndim != 2 or values.shape[1] < 2:
+        return 0.0
+    own = float(np.mean(np.var(values, axis=0, ddof=1)))
+    floor = own - shared_variance(values)
+    return floor if floor > 1e-9 * own else 0.0  # seeds that meet every example alike: float rounding, no variance
+
+
 @dataclass(frozen=True)
 class Noise:
     """The two variances of one mean per-seed contrast: `seed_variance` of one seed's contrast (the per-seed
-    contrasts' sample variance), `shared` of the test set's part common to every seed, over `seeds` seeds."""
+    contrasts' sample variance, not below `floor`), `shared` of the test set's part common to every seed,
+    over `seeds` seeds. `floor` is the seed-by-example variance the joint resamples show (0 when unknown)."""
 
     seed_variance: float
     shared: float
     seeds: int
+    floor: float = 0.0
 
     @classmethod
     def of(cls, contrasts: np.ndarray, resampled: np.ndarray) -> Noise:
-        """From the observed per-seed contrasts and their joint resamples (R x S)."""
+        """From the observed per-seed contrasts and their joint resamples (R x S). The seeds' variance is
+        floored at the seed-by-example variance (`seed_by_example_variance`): the mean contrast is
+        independent of the seeds' sample variance, so a test that reads a spread that fell below a known
+        lower bound of its true value would reject too often given that small spread (the level would hold
+        only on average); with the floor the test is conservative there (tests/test_method_test.py)."""
         contrasts = np.asarray(contrasts, float)
         spread = float(contrasts.var(ddof=1)) if contrasts.size > 1 else 0.0  # one seed: the test set's noise alone
         rounding = (1e-9 * max(1.0, float(np.abs(contrasts).max()))) ** 2  # float rounding of equal values is no variance
         shared = shared_variance(resampled)
-        return cls(spread if spread > rounding else 0.0, shared if shared > rounding else 0.0, contrasts.size)
+        floor = seed_by_example_variance(resampled) if contrasts.size > 1 else 0.0
+        floor = floor if floor > rounding else 0.0
+        spread = max(spread if spread > rounding else 0.0, floor)
+        return cls(spread, shared if shared > rounding else 0.0, contrasts.size, floor)
+
+    @property
+    def floored(self) -> bool:
+        """Whether the seeds' variance is the floor, their sample variance having fallen below it."""
+        return self.floor > 0 and self.seed_variance <= self.floor
 
     @property
     def variance(self) -> float:
@@ -96,7 +128,7 @@ class Noise:
 
     def at(self, seeds: int) -> Noise:
         """The same variances for a design with another number of seeds."""
-        return Noise(self.seed_variance, self.shared, seeds)
+        return Noise(self.seed_variance, self.shared, seeds, self.floor)
 
 
 def _chi_square_grid(freedom: int, points: int) -> np.ndarray:
@@ -238,10 +270,10 @@ def power_range(effect: float, noise: Noise, level: float, interval: float = POW
     freedom = noise.seeds - 1
     tail = (1 - interval) / 2
     largest = noise.seed_variance * freedom / stats.chi2.ppf(tail, freedom)
-    smallest = noise.seed_variance * freedom / stats.chi2.isf(tail, freedom)
+    smallest = max(noise.seed_variance * freedom / stats.chi2.isf(tail, freedom), noise.floor)  # never below the floor
     return (
-        critical_power(effect, Noise(largest, noise.shared, noise.seeds), level),
-        critical_power(effect, Noise(smallest, noise.shared, noise.seeds), level),
+        critical_power(effect, Noise(largest, noise.shared, noise.seeds, noise.floor), level),
+        critical_power(effect, Noise(smallest, noise.shared, noise.seeds, noise.floor), level),
     )
 
 

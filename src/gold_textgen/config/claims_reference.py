@@ -5,6 +5,7 @@ claims withdrawn with the paper's reason (`python -m gold_textgen.config.generat
 from __future__ import annotations
 
 from .paper_claims import CLAIMS, CONTRASTS, WITHDRAWN
+from .successor_claims import NOT_REGISTERED, successor_claims
 
 HEADER = """# Claims reference
 
@@ -44,6 +45,12 @@ bounds hold the paper's effect is a design too small to tell; one whose upper bo
 paper's effect rules that effect out at the level that decided ("smaller than the paper's"), and no
 number of seeds is offered for it.
 
+**The successors' claims.** The objectives that followed GOLD have their headline claims registered too,
+each quoting its own paper (`src/gold_textgen/config/successor_claims.py`), tested the same way against
+the control (the same extra updates as MLE) by any grid that runs the objective and the control
+(`configs/objectives.yaml`). None carries an effect size (no rule carries their papers' numbers to a task
+metric here), so their verdicts print the smallest effect the design detects with 80% power instead.
+
 A claim leaves the registry only by a commit that gives the paper's reason, never a run's; the withdrawn
 ones are listed at the end.
 
@@ -60,7 +67,8 @@ def markdown() -> str:
         "| claim | source | statement | contrast | systems | against | decoders | the paper's effect |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for claim in CLAIMS.values():
+    successors = {claim.name for claim in successor_claims()}
+    for claim in (claim for claim in CLAIMS.values() if claim.name not in successors):
         statement = claim.statement.format(system="GOLD", baseline="the baseline")
         effect = (
             "none given (a figure)"
@@ -69,6 +77,18 @@ def markdown() -> str:
         )
         cells = [f"`{claim.name}`", claim.source, statement, f"`{claim.contrast}`", ", ".join(claim.systems), ", ".join(claim.baselines)]
         lines.append("| " + " | ".join([*cells, ", ".join(claim.decoders), effect]) + " |")
+    lines += [
+        "",
+        "## The successors' claims",
+        "",
+        "| claim | source | statement | contrast | against | decoders |",
+        "|---|---|---|---|---|---|",
+    ]
+    for claim in successor_claims():
+        statement = claim.statement.format(system=", ".join(claim.systems), baseline="the control")
+        cells = [f"`{claim.name}`", claim.source, statement, f"`{claim.contrast}`", ", ".join(claim.baselines), ", ".join(claim.decoders)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Not registered:", ""] + [f"- {name}: {reason}" for name, reason in NOT_REGISTERED.items()]
     lines += ["", "## Withdrawn", "", withdrawn_markdown()]
     return "\n".join(lines)
 

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from statistics import median
 
+from .claim_types import Claim, PaperEffect
 from .paper_numbers import GOLD_OVER_MLE_PG, GOLD_PG_OVER_GOLD, MLE_PG_OVER_MLE, ON_POLICY, PERPLEXITY, QUALITY, SAMPLING_DROPS
 from .paper_rows import matching_row
+from .successor_claims import successor_claims
 from .views import evaluated_objectives
 
 # The thresholds of the NLL-histogram claims, in nats per token (the paper's Figure 1: near-zero losses
@@ -46,34 +48,6 @@ CONTRASTS = {
     "share_above": f"the system's share of reference tokens with NLL above {LARGE_NLL:g}, minus the baseline's",
     "length_slope": f"the system's slope of sentence BLEU-{EXPOSURE_BLEU_ORDER} over output length (words), minus the baseline's",
 }
-# How a paper effect is carried to a run: `relative` x the baseline's mean score on the run (of greedy
-# decoding, for a drop); `log_ratio`: the paper's ratio, on the log scale.
-SCALES = ("relative", "log_ratio")
-
-
-@dataclass(frozen=True)
-class PaperEffect:
-    value: float  # the median over the paper's rows: a share of the baseline's score (relative) or a log ratio
-    scale: str  # one of SCALES
-    derivation: str  # from which of the paper's numbers, and how
-    by_row: Mapping[str, float] = field(default_factory=dict)  # each row's own, on the same scale (paper_rows.py)
-
-    def at(self, row: str | None) -> float:
-        """The effect of the paper's `row` (a run of that data set and model), else the median over rows."""
-        return self.by_row[row] if row is not None and row in self.by_row else self.value
-
-
-@dataclass(frozen=True)
-class Claim:
-    name: str
-    source: str  # where the paper makes it
-    statement: str  # what it says, in words, with {system} and {baseline}
-    contrast: str  # one of CONTRASTS; the claim: its mean is above 0
-    systems: tuple[str, ...]  # the objectives (by the paper's names) the claim is about
-    baselines: tuple[str, ...]  # what each is compared with (the control: the same updates without GOLD's weights)
-    split: str  # "eval": the experiment's evaluation split; "sweep": the decoding sweep's split
-    decoders: tuple[str, ...]  # the decoders it is about ("greedy", or each sampling decoder of the sweep)
-    effect: PaperEffect | None  # None: the paper shows a figure, no number
 
 
 def _relative(pairs: Mapping[str, tuple[float, float]], what: str) -> PaperEffect:
@@ -236,7 +210,7 @@ def _beyond_mle() -> list[Claim]:
     ]  # fmt: skip
 
 
-CLAIMS: dict[str, Claim] = {claim.name: claim for claim in _registry()}
+CLAIMS: dict[str, Claim] = {claim.name: claim for claim in _registry() + successor_claims()}
 
 # Claims once tested and taken out, with the paper's reason (never a run's). The greedy-BLEU claim that an
 # earlier demo dropped after a run did not show it is `quality_gold_s` above: it was never the paper's
