@@ -74,7 +74,7 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	@cat results/demo/tables/table1_main.md
 	@cat results/demo/tables/table2_decoding.md
 	@echo "All scores: results/demo/tables/main.md; figures: results/demo/figures/; every experiment: results/index.md"
-	@echo "Report: .venv/bin/snakemake --report results/demo/report.html"
+	@echo "Report: .venv/bin/gold-textgen report   (results/demo/report.html)"
 	@echo "The paper's registered claims this grid covers, tested on this run (supported / contradicted / inconclusive;"
 	@echo "exit status 1 on a failed run check or a contradicted claim; results/demo/tables/claims.md has them as a table;"
 	@echo "a claim's p can differ from Table 1's for the same contrast: Table 1 adjusts over the objectives compared with one"

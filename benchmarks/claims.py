@@ -109,13 +109,14 @@ def verdict_table(results: dict[str, Path], task: str) -> str:
 
 
 def record_run(record: Path, results: dict[str, Path], task: str, heading: str, command: list[str], config: dict) -> None:
-    """Keep what a results page quotes: per variation its claims, Tables 1 and 2 and its runs' training
-    summary (updates made, checkpoint kept) as the workflow wrote them; the combined verdict table, the
-    withdrawn claims, the experiment's validated config, and where it ran."""
+    """Keep what a results page quotes: per variation its claims, Tables 1 and 2 (and the objectives table
+    where the grid writes one) and its runs' training summary (updates made, checkpoint kept) as the
+    workflow wrote them; the combined verdict table, the withdrawn claims, the experiment's validated
+    config, and where it ran."""
     record.mkdir(parents=True, exist_ok=True)
     (record / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     for name, folder in results.items():
-        for table in ("claims.md", "claims.csv", "table1_main.md", "table2_decoding.md"):
+        for table in ("claims.md", "claims.csv", "table1_main.md", "table2_decoding.md", "objectives.md"):
             if (folder / "tables" / table).is_file():
                 shutil.copy(folder / "tables" / table, record / f"{name}-{table}")
         shutil.copy(folder / "analysis" / task / "training_summary.csv", record / f"{name}-training_summary.csv")

@@ -184,3 +184,19 @@ def test_the_version_is_the_packages_and_the_changelog_and_citation_name_it():
     assert gold_textgen.__version__ == version
     assert f"## {version} " in (REPO / "CHANGELOG.md").read_text()
     assert re.search(rf"^version: {re.escape(version)}$", (REPO / "CITATION.cff").read_text(), re.M), "CITATION.cff's version"
+
+
+def test_export_of_a_model_not_yet_trained_says_which_experiment_to_run_first(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(main, ["export", "results/causal_demo/models/demo/gold_s/seed1", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "has not trained it yet" in result.output
+    assert "snakemake --cores all --configfile configs/causal_demo.yaml results/causal_demo/models/demo/gold_s/seed1" in result.output
+
+
+def test_report_before_the_experiment_ran_says_to_run_it_first(tmp_path, monkeypatch):
+    """`gold-textgen report` of an experiment with no tables yet: one line naming the command that runs it."""
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(main, ["report", "configs/smoke.yaml", "--set", "experiment.name=never_run_here"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "results/never_run_here/ holds no tables yet: run the experiment first (gold-textgen run configs/smoke.yaml)" in result.output

@@ -171,6 +171,25 @@ def status(configs, overrides) -> None:
     raise SystemExit(1)
 
 
+@main.command()
+@CONFIGS
+@SET
+@click.option("--output", type=click.Path(dir_okay=False), help="the HTML file (default: results/<experiment>/report.html)")
+def report(configs, overrides, output) -> None:
+    """Every table and figure of an experiment in one HTML file: Snakemake's report of CONFIGS (merged over
+    config.yaml) with any --set overrides, after the experiment has run; its front page names the results
+    that were not up to date."""
+    config, arguments = experiment_arguments(configs, overrides)
+    name = config["experiment"]["name"]
+    if not Path(f"results/{name}/tables").is_dir():
+        run_it = " ".join(["gold-textgen run", *configs])
+        raise click.ClickException(f"results/{name}/ holds no tables yet: run the experiment first ({run_it})")
+    output = output or f"results/{name}/report.html"
+    command = [*snakemake_command(), "--report", output, *arguments]
+    click.echo(" ".join(command), err=True)
+    raise SystemExit(subprocess.call(command))
+
+
 @main.command(context_settings={"ignore_unknown_options": True}, add_help_option=False)
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 def signatures(arguments) -> None:
@@ -189,8 +208,21 @@ def tally(arguments) -> None:
     human_eval_main(["tally", *arguments])
 
 
+def _not_trained_yet(model_dir: Path) -> str:
+    """Why MODEL_DIR is missing, and the command that trains it where its path names an experiment."""
+    parts = model_dir.parts
+    if len(parts) >= 3 and parts[0] == "results" and parts[2] == "models":
+        config = Path("configs") / f"{parts[1]}.yaml"
+        configfile = f" --configfile {config}" if config.is_file() else ""
+        return (
+            f"{model_dir} does not exist: the experiment {parts[1]!r} has not trained it yet; run it first "
+            f"(snakemake --cores all{configfile} {model_dir})"
+        )
+    return f"{model_dir} does not exist: name a model folder the workflow wrote (results/<experiment>/models/<task>/<objective>/seed<N>)"
+
+
 @main.command(name="export")
-@click.argument("model_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("model_dir", type=click.Path(file_okay=False))
 @click.argument("out", type=click.Path(file_okay=False))
 def export_command(model_dir, out) -> None:
     """Write the model in MODEL_DIR (a workflow's results/<experiment>/models/...) to OUT in the form
@@ -198,6 +230,9 @@ def export_command(model_dir, out) -> None:
     from safetensors import SafetensorError
 
     from ..models.export import export_model
+
+    if not Path(model_dir).is_dir():
+        raise click.ClickException(_not_trained_yet(Path(model_dir)))
 
     try:
         written = export_model(Path(model_dir), Path(out))
