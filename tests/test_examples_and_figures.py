@@ -46,3 +46,11 @@ def test_figures_are_written_as_png(tmp_path, nll_tables):
         data = (tmp_path / name).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 10_000
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_test_set_too_small_for_any_time_step_still_gets_its_figures(tmp_path, nll_tables):
+    """Fewer references than a time step's minimum count (a user's 16-example test set): every step is left
+    out, and the figures say so instead of failing the run."""
+    few = {name: table[table["example"] < 5] for name, table in nll_tables.items()}
+    figures.nll_by_time_step(by_time_step(few, resamples=100), tmp_path / "steps.png", 0.95)
+    assert (tmp_path / "steps.png").read_bytes().startswith(PNG_MAGIC)

@@ -71,6 +71,10 @@ def shared_legend(figure: Figure, axis: Axes, title: str | None = None) -> None:
     """One legend for the whole figure, below its panels: it hides no curve or band, however many
     objectives there are (a legend inside the axes sat over the bands)."""
     handles, labels = axis.get_legend_handles_labels()
+    if not handles:  # nothing drawn (a test set too small for any bin): say so on every panel instead
+        for panel in figure.axes:
+            panel.text(0.5, 0.5, "too few references for any point", ha="center", va="center", transform=panel.transAxes)
+        return
     columns = min(len(handles), 4)
     figure.legend(
         handles, labels, title=title, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=columns, frameon=False

@@ -11,6 +11,7 @@ import click
 from ..cost.device_profile import DeviceProfile
 from ..cost.dry_run import parse_jobs
 from ..cost.plan import report
+from ..cost.savings import savings_lines
 from ..cost.work import Folders
 from ..runtime.errors import ConfigError
 
@@ -45,4 +46,7 @@ def cost_report(config: dict, profile_path: str, output: str, slots: int, startu
     folder whose past runs give the expected updates; the current one by default)."""
     profile = load_profile(profile_path)
     jobs = [job for job in parse_jobs(output) if job.rule != "all"]
-    return report(config, profile, jobs, Folders.of(config, root or Path.cwd()), slots, startup)
+    folders = Folders.of(config, root or Path.cwd())
+    text, wall = report(config, profile, jobs, folders, slots, startup)
+    shrinking = savings_lines(config, profile if profile.gpu else profile.started_warm(), jobs, folders, slots)
+    return (text + "\n\n" + "\n".join(shrinking) if shrinking else text), wall

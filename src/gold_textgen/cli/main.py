@@ -221,6 +221,21 @@ def _not_trained_yet(model_dir: Path) -> str:
     return f"{model_dir} does not exist: name a model folder the workflow wrote (results/<experiment>/models/<task>/<objective>/seed<N>)"
 
 
+@main.command(name="example-corpus")
+@click.argument("directory", type=click.Path(file_okay=False), default="data/my_corpus")
+@click.option("--train", type=click.IntRange(min=1), default=2000, show_default=True, help="training pairs")
+@click.option("--valid", type=click.IntRange(min=1), default=200, show_default=True, help="dev pairs")
+@click.option("--test", type=click.IntRange(min=1), default=200, show_default=True, help="test pairs")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="seed of the language and its sentences")
+def example_corpus(directory, train, valid, test, seed) -> None:
+    """Write an example parallel corpus to DIRECTORY in configs/local_example.yaml's layout ({split}.src and
+    .tgt, line-aligned), from the demo's synthetic translation language: the own-data recipes on a fresh clone."""
+    from ..data.example_corpus import write_example_corpus
+
+    sizes = write_example_corpus(Path(directory), train, valid, test, seed)
+    click.echo(f"{directory}: " + ", ".join(f"{split} {count} pairs" for split, count in sizes.items()))
+
+
 @main.command(name="export")
 @click.argument("model_dir", type=click.Path(file_okay=False))
 @click.argument("out", type=click.Path(file_okay=False))

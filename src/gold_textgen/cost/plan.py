@@ -184,6 +184,12 @@ def report(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders
         *updates_lines(config, costs, folders),
         "",
     ]
+    unknown = sum(not cost.known for cost in costs)
+    if unknown:
+        lines.append(
+            f"{unknown} jobs have no estimate (no rates of their model on this device: python -m benchmarks.device_profile "
+            "measures them): the wall times below leave them out, a LOWER BOUND"
+        )
     walls = {}
     for bound, expected in (("expected", True), ("upper bound", False)):
         walls[bound] = wall_seconds(costs, slots, expected, profile.gpu) + startup
