@@ -36,7 +36,7 @@ def command_lines(text: str) -> list[str]:
         if language not in ("bash", "sh"):
             continue
         for line in body.splitlines():
-            line = re.sub(r"\s#.*$", "", line).strip()
+            line = re.sub(r"(^|\s)#.*$", "", line).strip()  # a comment, or a line of one
             commands.append(re.sub(r"^\.venv/bin/", "", line))
     return [command for command in commands if command]
 
@@ -132,6 +132,50 @@ def test_every_command_block_that_plans_or_trains_runs_as_written():
         if result.returncode
     ]
     assert not failed, "commands of the docs that fail as written:\n\n" + "\n\n".join(failed)
+
+
+# The docs' commands that CI does not run as written, each with why and where the same path is tested.
+NOT_IN_CI = {
+    r"make (demo|setup)\b": "minutes of setup and training: CI runs `make test` after its own setup, and the demo's workflow at test size",
+    r"make test$": "what .ci/run itself calls",
+    r"source \.venv/bin/activate$": "a shell's setting, not a command with an outcome",
+    r"pip install ": "an install from the package registry",
+    r"srun ": "a SLURM job on a GPU node (tests/slurm runs the profile's jobs on a local cluster)",
+    r"tmux ": "a terminal session for the driver; the command inside it is planned above",
+    r"python -m benchmarks\.": "a benchmark that measures and records (minutes to hours); tests of its parts at test size",
+    r"gold-textgen export ": "needs the trained model it names: tests/test_causal_workflow.py exports one",
+    r"gold-textgen tally ": "needs filled rating sheets: tests/test_human_eval.py tallies some",
+    r"gold-textgen report\b": "needs a finished run: tests/test_cli.py (before one) and tests/test_report.py (after, in a browser)",
+    r"gold-textgen plan .*--device benchmarks/devices/my-gpu\.yaml": "the profile the `srun` line before it measures on your GPU",
+    r"snakemake .*configs/my_objectives\.yaml": (
+        "the page's own YAML block writes that config; tests/test_workflow_code_identity.py runs an added objective"
+    ),
+}
+# The docs' commands that run here as written, in a fresh folder (they write into the folder they run in).
+RUN_HERE = (r"gold-textgen --help$", r"gold-textgen example-corpus$")
+
+
+def test_every_fenced_command_runs_here_or_says_why_not(tmp_path):
+    """Every command of the README's and the docs' bash blocks is planned or run as written by this file's
+    tests, or matches a NOT_IN_CI entry with its reason; a placeholder for the reader to fill in (`<...>`,
+    `[--...]`) is refused: a command a reader copies must run."""
+    unexplained, placeholders, ran = [], [], set()
+    for page in PAGES:
+        for command in command_lines(page.read_text()):
+            where = f"{page.relative_to(REPO)}: {command}"
+            if re.search(r"<[^>]*>|\[--", command):
+                placeholders.append(where)
+            elif any(re.match(pattern, command) for pattern in RUN_HERE):
+                result = subprocess.run(
+                    shlex.split(re.sub(r"^gold-textgen", str(GOLD_TEXTGEN), command)), cwd=tmp_path, capture_output=True, text=True
+                )
+                assert result.returncode == 0, f"{where}\n{result.stderr[-2000:]}"
+                ran.add(next(pattern for pattern in RUN_HERE if re.match(pattern, command)))
+            elif planning_command(command) is None and not any(re.match(pattern, command) for pattern in NOT_IN_CI):
+                unexplained.append(where)
+    assert not placeholders, "commands with a placeholder a reader must fill in:\n" + "\n".join(placeholders)
+    assert not unexplained, "commands neither run nor explained in NOT_IN_CI:\n" + "\n".join(unexplained)
+    assert ran == set(RUN_HERE), "a RUN_HERE command no page has any more"
 
 
 def test_no_other_page_states_a_job_count():
@@ -273,14 +317,20 @@ TYPED_FIGURE = re.compile(
 )
 
 
+# What a benchmark writes into a page (benchmarks/page_blocks.py): its measured figures, with its machine and commit.
+GENERATED_BLOCK = re.compile(r"<!-- ([\w -]+): written by [^>]*-->.*?<!-- /\1 -->", re.S)
+
+
 def test_measured_times_and_test_counts_are_quoted_from_the_benchmarks_page_alone():
     """docs/benchmarks.md holds them, each with the command that measured it, its machine and commit (the
     suite's row written by `benchmarks.suite_time`); the front page, the guides, the development page and
-    the comments of the configs and the Makefile link there instead of typing a figure that goes stale."""
+    the comments of the configs and the Makefile link there instead of typing a figure that goes stale, or
+    quote a benchmark's block that the benchmark itself writes there (the middle recipe's, in the guide)."""
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "docs" / "guide").glob("*.md"))]
     texts = {page: page.read_text() for page in pages if page.name != "benchmarks.md"}
     for path in [REPO / "config.yaml", REPO / "Makefile", *sorted((REPO / "configs").glob("*.yaml"))]:
         texts[path] = "\n".join(re.findall(r"#(.*)$", path.read_text(), re.M))
+    texts = {path: GENERATED_BLOCK.sub("", text) for path, text in texts.items()}  # a benchmark's own block quotes its run
     typed = [f"{path.relative_to(REPO)}: {match.group(0)!r}" for path, text in texts.items() for match in TYPED_FIGURE.finditer(text)]
     assert not typed, "\n".join(typed)
     assert "<!-- suite-time" in (REPO / "docs" / "benchmarks.md").read_text()

@@ -288,7 +288,14 @@ def workflow_code_version(scripts_dir: Path, root: Path | None = None) -> str:
 # How a step starts and where it logs, not what it computes: a step forked warm from a server or started
 # cold, logging to its file either way, writes the same outputs (tests/test_workflow_code_identity.py runs
 # both), so editing these reruns nothing.
-STARTUP_MODULES = frozenset({"gold_textgen.runtime.warm_start", "gold_textgen.runtime.logs"})
+STARTUP_MODULES = frozenset(
+    {
+        "gold_textgen.runtime.warm_start",
+        "gold_textgen.runtime.warm_start_server",
+        "gold_textgen.runtime.warm_messages",
+        "gold_textgen.runtime.logs",
+    }
+)
 
 # Modules the training launcher imports by name (training/launch.py), part of the whole workflow's code.
 TRAINING_MODULES = ("gold_textgen.training.mle", "gold_textgen.training.fine_tune")
