@@ -310,9 +310,11 @@ def test_blocks_run_elsewhere_are_run_there():
     assert found
 
 
-# A measured duration or a count of tests typed in prose: "41 min", "about five minutes", "2.5 h", "722 tests".
+# A measured duration or a count of tests typed in prose: "41 min", "about five minutes", "a five-minute demo",
+# "2.5 h", "722 tests".
 TYPED_FIGURE = re.compile(
-    r"\b(?:\d+(?:[.,]\d+)*\s?|(?:one|two|three|four|five|six|seven|eight|nine|ten)\s)(?:ms|min|minutes?|hours?|h|s)\b|\b\d[\d,]*\s+tests\b",
+    r"\b(?:\d+(?:[.,]\d+)*[\s-]?|(?:one|two|three|four|five|six|seven|eight|nine|ten)[\s-])(?:ms|min|minutes?|hours?|h|s)\b"
+    r"|\b\d[\d,]*\s+tests\b",
     re.I,
 )
 

@@ -2,8 +2,11 @@
 docs page or config comment keeps the name of a file, class, function or config key after it moved or
 went away. Checked kinds: a path (a tracked file or folder, or a file the code writes), a class or a call
 (a CamelCase name, or a name followed by brackets: defined in the project or in a library it names), a `gold_textgen.` module, and a config
-key (`experiment.seeds`, `tasks.demo.model.lora`: each part a key of the schema or of a shipped config).
-Names of other projects' files and settings are listed below, each with where it lives."""
+key (`experiment.seeds`, `tasks.demo.model.lora`: each part a key of the schema or of a shipped config);
+and the kinds of tests/name_kinds.py: a bare snake_case name, a dotted `module.name` (defined in that
+module), a library's attribute, a make target, and a path written outside backticks. PROBES holds a
+made-up name of each kind, which the checks must find. Names of other projects' files and settings are
+listed below, each with where it lives."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import yaml
 from conftest import REPO
+from name_kinds import DOTTED, MAKE, PLAIN_PATH, SNAKE, definitions, library_attribute, make_targets
 
 # Other projects' files, classes and settings the docs cite by name (they exist there, not here).
 ELSEWHERE = {
@@ -42,6 +46,24 @@ ELSEWHERE = {
     "configs/my_run.yaml": "a config of the reader's own",
     "generation_config.json": "what transformers' save_pretrained writes beside a model",
     "nvidia-h200.yaml": "the profile benchmarks.device_profile names after the device it runs on",
+    "src/llamafactory/train/trainer_utils.py": "LLaMA-Factory",
+    "apply_chat_template": "a transformers tokenizer's method",
+    "save_pretrained": "a transformers model's and tokenizer's method",
+    "get_available_reporting_integrations": "transformers.integrations",
+    "assistant_only_loss": "a field of TRL's SFTConfig",
+    "use_peft": "a field of TRL's ModelConfig",
+    "dft_loss": "TRL's SFTTrainer",
+    "use_token_scaling": "TRL's Liger kernel path",
+    "tailr_loss": "thu-coai/TaiLr's fairseq criterion",
+    "compute_advantage": "verl's PPO core (PSFT's reference)",
+    "compute_policy_loss_vanilla": "verl's PPO core (PSFT's reference)",
+    "max_len_b": "fairseq's generation option",
+    "min_len": "fairseq's generation option",
+    "transformer_iwslt_de_en": "fairseq's architecture name",
+    "slurm_account": "a resource of Snakemake's SLURM executor plugin",
+    "gpu_model": "a resource of Snakemake's SLURM executor plugin",
+    "my_run": "a config of the reader's own (configs/my_run.yaml)",
+    "gold_zz": "a made-up objective name, the example of an error",
 }
 LIBRARIES = (
     "transformers",
@@ -166,10 +188,48 @@ def path_resolves(name: str) -> bool:
     return Path(stripped).name in written_names()  # a file the workflow writes (a table, a marker file)
 
 
+@cache
+def known_words() -> frozenset[str]:
+    """What a bare snake_case name may be: a name the project's Python defines (parameters included), a
+    config key, a word of the package's strings (columns, files, labels), a shipped config's name, a
+    registered claim, a rule."""
+    from gold_textgen.analysis.significance import BASELINES
+    from gold_textgen.config.paper_claims import CLAIMS
+
+    words = set().union(*definitions(tuple(tracked())).values()) | config_keys() | defined_names() | set(CLAIMS)
+    words |= set(re.findall(r"[a-z][a-z0-9_]*", written_names()))
+    words |= {Path(name).stem for name in tracked() if name.startswith("configs/")}
+    words |= {f"vs_{baseline}" for baseline in BASELINES}  # the significance columns, named after their baselines
+    for name in tracked():  # the functions of the rules' Python
+        if name.endswith(".smk") or name == "Snakefile":
+            words.update(re.findall(r"^def (\w+)", (REPO / name).read_text(), re.M))
+    return frozenset(words)
+
+
+def other_kinds(name: str) -> str | None:
+    """Why a name of the kinds tests/name_kinds.py adds does not resolve (None: it does, or is none of them)."""
+    core = re.sub(r"\(.*\)$", "", name)  # a call's arguments aside
+    if name.endswith(SUFFIXES):
+        return None  # a file name: the path checks read it
+    if (found := library_attribute(core)) is not None:
+        return None if found else "no such attribute in that library"
+    if match := MAKE.fullmatch(name):
+        return None if match.group(1) in make_targets() else "no such make target"
+    stems = definitions(tuple(name for name in tracked() if name.startswith(("src/", "benchmarks/"))))
+    if (match := DOTTED.fullmatch(core)) and match.group(1) in stems and match.group(1) not in config_keys():
+        return None if match.group(2) in stems[match.group(1)] else f"{match.group(1)} defines no {match.group(2)}"
+    if SNAKE.fullmatch(core):
+        known = core in known_words() or in_a_library(core)
+        return None if known else "no such name in the project, its configs or its files"
+    return None
+
+
 def problem(name: str) -> str | None:
     """Why `name` does not resolve, or None (also for a name of a kind this test does not check)."""
     if name in ELSEWHERE:
         return None
+    if (why := other_kinds(name)) is not None or library_attribute(re.sub(r"\(.*\)$", "", name)) is not None:
+        return why
     top_level = ("experiment.", "tasks.", "decoders.", "analysis.", "cost.", "training_logger.")
     if name.startswith("gold_textgen."):
         module = name.removesuffix("()").split(":")[0]
@@ -214,3 +274,30 @@ def test_the_check_finds_a_moved_file_a_removed_class_and_an_unknown_config_key(
     assert problem("ObjectiveSFTTrainer") is None and problem("LossSettings")  # a class the catalog once named
     assert problem("tasks.demo.model.lora") is None and problem("experiment.seedz")
     assert problem("gold_textgen.training.packed_examples") is None and problem("gold_textgen.training.packing")
+
+
+def test_every_path_in_plain_prose_resolves():
+    """A project path written without backticks (`see configs/x.yaml`) is checked like one in them."""
+    stale = {}
+    for file, text in prose().items():
+        plain = re.sub(r"```.*?```|`[^`\n]*`", " ", text, flags=re.S)
+        for name in dict.fromkeys(PLAIN_PATH.findall(plain)):
+            if name not in ELSEWHERE and not path_resolves(name):
+                stale.setdefault(name, []).append(file)
+    assert not stale, "\n".join(f"{name} ({', '.join(files)})" for name, files in sorted(stale.items()))
+
+
+# Made-up names of every kind the checks catch: each must be found (the checks cannot pass vacuously).
+PROBES = [
+    "no_such_helper_here",  # a bare snake_case name
+    "method_test.no_such_power",  # a dotted name its module does not define
+    "claims.power_range",  # a function named in the wrong module (method_test defines it)
+    "torch.no_such_thing",  # a library attribute
+    "make no-such-target",  # a make target
+]
+
+
+def test_the_check_finds_every_kind_of_made_up_name():
+    assert [name for name in PROBES if problem(name) is None] == []
+    assert problem("method_test.power_range") is None and problem("torch.no_grad") is None and problem("make demo") is None
+    assert PLAIN_PATH.findall("as configs/no_such.yaml says") == ["configs/no_such.yaml"] and not path_resolves("configs/no_such.yaml")
