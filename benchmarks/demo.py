@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gold_textgen.cli.cost import cost_report, dry_run
+from gold_textgen.cli.cost import cost_report, planned_jobs_output
 from gold_textgen.config.layers import config_layers, experiment_name, merged_config
 from gold_textgen.config.schema import validate_config
 
@@ -56,7 +56,7 @@ def count_jobs(log_text: str) -> int:
 def planned_wall(command: list[str], workdir: Path, configfiles: list[str], device: Path, cores: str) -> float:
     """The plan's expected wall time for every job of the experiment (with the updates of the runs in
     `workdir`, where there are any), its dry run's duration standing for the workflow's start."""
-    output, startup = dry_run(command[:1], command[1:], everything=True)
+    output, startup = planned_jobs_output(command[:1], command[1:], everything=True)
     config = validate_config(merged_config(REPO / "config.yaml", configfiles))
     slots = len(os.sched_getaffinity(0)) if cores == "all" else int(cores)
     text, wall = cost_report(config, str(device), output, slots, startup, workdir)

@@ -154,7 +154,9 @@ TRAINING_SPLITS = (
 )  # rule prepare_dataset; the test split is rule verify_dataset's
 
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
-# them in (`path`); no other place spells a result path, and the package gets labels, never paths to parse.
+# them in (`path`); the jobs get labels, never paths to parse. The package's readers of a finished
+# experiment folder (analysis/demo_signatures.py, workflow/experiment_index.py) name the few files they
+# read, relative to that folder.
 DATA = store_path("data/{task}/{split}.jsonl")
 DATA_CHECKS = store_path("data/{task}/checks.json")
 ARCHIVE = store_path("downloads/{task}/source_archive")

@@ -16,7 +16,7 @@ from ..cost.work import Folders
 from ..runtime.errors import ConfigError
 
 
-def dry_run(snakemake: list[str], arguments: list[str], everything: bool) -> tuple[str, float]:
+def planned_jobs_output(snakemake: list[str], arguments: list[str], everything: bool) -> tuple[str, float]:
     """Snakemake's dry-run output (every job with --forceall when `everything`) and how long it took."""
     start = time.perf_counter()
     command = [*snakemake, "-n", *arguments, *(["--forceall"] if everything else [])]

@@ -18,7 +18,7 @@ from ..cost.dry_run import job_counts
 from ..runtime.errors import ConfigError
 from ..runtime.files import write_text
 from ..workflow.experiment_index import REPLACE_VARIABLE, read_record
-from .cost import cost_report, dry_run, load_profile, snakemake_failure
+from .cost import cost_report, load_profile, planned_jobs_output, snakemake_failure
 from .overrides import checked_config
 
 BASE_CONFIG = Path("config.yaml")
@@ -87,7 +87,7 @@ def main() -> None:
 @SET
 @click.option("--profile", help="a Snakemake profile by name (profiles/<name>), e.g. slurm")
 @click.option("--cores", default="all", show_default=True, help="local cores (ignored with --profile)")
-@click.option("-n", "--dry-run", is_flag=True, help="show what would run, run nothing")
+@click.option("-n", "--dry-run", "show_only", is_flag=True, help="show what would run, run nothing")
 @click.option("--target", "targets", multiple=True, help="build only this output (repeatable)")
 @click.option(
     "--replace",
@@ -100,7 +100,7 @@ def main() -> None:
     metavar="OPTIONS",
     help="more Snakemake options, as one quoted string: --snakemake '--keep-going --rerun-incomplete --set-threads train_mle=2'",
 )
-def run(configs, overrides, profile, cores, dry_run, targets, replace, passed) -> None:
+def run(configs, overrides, profile, cores, show_only, targets, replace, passed) -> None:
     """Run an experiment: CONFIGS (config files, merged over config.yaml in order) with any --set overrides."""
     flags = [target for target in targets if target.startswith("-")]
     if flags:
@@ -108,7 +108,7 @@ def run(configs, overrides, profile, cores, dry_run, targets, replace, passed) -
     config, arguments = experiment_arguments(configs, overrides)
     # Targets and options before --configfile: Snakemake reads every word after it as one more config file.
     command = [*snakemake_command(), *(["--profile", profile] if profile else ["--cores", cores]), *targets]
-    command += [*shlex.split(passed or ""), *(["-n"] if dry_run else []), *arguments]
+    command += [*shlex.split(passed or ""), *(["-n"] if show_only else []), *arguments]
     environment = {**os.environ, **({REPLACE_VARIABLE: config["experiment"]["name"]} if replace else {})}
     click.echo(" ".join(command), err=True)
     raise SystemExit(subprocess.call(command, env=environment))
@@ -147,7 +147,7 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
     # depends on them (two 2-thread jobs do not share 2 cores): the dry run plans with the same cores. On a
     # GPU profile the slots are GPUs, and each job keeps the threads of its request.
     cores = [] if profile.gpu else ["--cores", str(slots)]
-    output, startup = dry_run(snakemake_command(), cores + arguments, everything)
+    output, startup = planned_jobs_output(snakemake_command(), cores + arguments, everything)
     click.echo(cost_report(config, device_profile, output, slots, startup)[0])
 
 
