@@ -1,5 +1,6 @@
-"""The HTML report of the smoke run: one self-contained file, every table and figure shown in a real
-browser, and results that are not up to date named on its front page."""
+"""The HTML report of the smoke run, made by `gold-textgen report configs/smoke.yaml`: one self-contained
+file, every table and figure shown in a real browser, and results that are not up to date named on its
+front page."""
 
 from __future__ import annotations
 
@@ -7,20 +8,34 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_snakemake
+from conftest import OFFLINE, REPO, driver_environment, run_snakemake
 from report_browser import CHROMEDRIVER, CHROMIUM, browse_report
 
 pytestmark = pytest.mark.workflow
 
 
+# What a project root holds that `gold-textgen report` reads, beside the run's own folders.
+PROJECT = ("Snakefile", "rules", "workflow_scripts", "config.yaml", "configs", "profiles")
+
+
 @pytest.fixture(scope="module")
 def report(tiny_run, tmp_path_factory) -> Path:
-    """The smoke run's report, written outside the shared run folder (other tests copy that folder)."""
-    path = tmp_path_factory.mktemp("report") / "report.html"
-    run_snakemake(tiny_run, "--report", str(path), "--configfile", str(REPO / "configs" / "smoke.yaml"))
+    """The smoke run's report as a user makes it, `gold-textgen report configs/smoke.yaml` from the project
+    root (here one of links: the project's files, the run's results and Snakemake's records), written
+    outside the shared run folder (other tests copy that folder)."""
+    root, path = tmp_path_factory.mktemp("project"), tmp_path_factory.mktemp("report") / "report.html"
+    for name in PROJECT:
+        (root / name).symlink_to(REPO / name)
+    for name in ("results", "logs", ".snakemake"):
+        (root / name).symlink_to(tiny_run / name)
+    command = [str(Path(sys.executable).with_name("gold-textgen")), "report", "configs/smoke.yaml", "--output", str(path)]
+    result = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=900, env=driver_environment(OFFLINE))
+    assert result.returncode == 0, result.stderr[-4000:]
     return path
 
 
