@@ -94,7 +94,7 @@ def test_an_inconclusive_claim_reads_as_the_seeds_that_would_show_the_papers_eff
     assert np.isnan(hopeless.seeds_needed) and "no number of seeds" in hopeless.reading
     ratio = decide([measured([0.2, 0.25, 0.22], 0.0001, effect=np.log(1.4), claim="perplexity_gold_s")])[0]
     assert ratio.estimate == pytest.approx(np.exp(np.mean([0.2, 0.25, 0.22]))) and ratio.low > 1
-    assert ratio.paper_effect == pytest.approx(1.4) and "a ratio of 1.4" in ratio.reading
+    assert ratio.paper_effect == pytest.approx(1.4) and "its ratio of 1.4 lies" in ratio.reading
 
 
 def test_a_claims_table_reads_back_as_its_verdicts():

@@ -68,8 +68,9 @@ def test_jobs_and_their_dependencies_are_read_from_a_dry_run():
 def test_the_work_of_each_job_is_counted_from_the_config():
     config = demo_config()
     mle = job_work(config, "train_mle", {"task": "demo", "seed": "1"}, expected=True)
-    assert (mle.updates, mle.batch_size, mle.updates_bound) == (1200, 128, "recorded")  # cost.expected_updates
-    assert mle.dev_decoded == 1200 // 100 * 500 and mle.helper_forwards == 0
+    recorded, every = config["cost"]["expected_updates"]["demo"]["mle"], config["tasks"]["demo"]["mle"]["eval_steps"]
+    assert (mle.updates, mle.batch_size, mle.updates_bound) == (recorded, 128, "recorded")  # cost.expected_updates
+    assert mle.dev_decoded == recorded // every * 500 and mle.helper_forwards == 0
     config["cost"]["expected_updates"] = {}
     mle = job_work(config, "train_mle", {"task": "demo", "seed": "1"}, expected=True)
     assert (mle.updates, mle.updates_bound) == (4000, "cap")  # nothing recorded: the step cap, an upper bound
@@ -91,7 +92,7 @@ def test_past_runs_give_the_expected_updates(tmp_path):
     summary.write_text("objective,seed,global_step\nmle,1,900\nmle,2,1300\ngold_s,1,60\n")
     folders = Folders.of(config, tmp_path)
     mle = job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=True, results=folders)
-    assert (mle.updates, mle.updates_bound) == (1100, "past run")  # before the recorded 1,200
+    assert (mle.updates, mle.updates_bound) == (1100, "past run")  # before cost.expected_updates
     assert job_work(config, "train_mle", {"task": "demo", "seed": "3"}, expected=False, results=folders).updates == 4000
     gold = job_work(config, "fine_tune", {"task": "demo", "objective": "gold_s", "seed": "1"}, results=folders)
     assert (gold.updates, gold.updates_bound) == (100, "fixed budget")  # no early stopping: max_steps, whatever ran before

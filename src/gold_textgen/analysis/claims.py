@@ -167,7 +167,7 @@ def where_the_paper_stands(effect: float, low: float, high: float, ratio: bool) 
     """Where the paper's effect (contrast units) lies against the bounds that decided: beyond the upper
     bound (the run's effect is smaller than the paper's, which the run rules out at that level), below the
     lower bound (larger), or between them."""
-    shown = (lambda value: f"a ratio of {np.exp(value):.3g}") if ratio else (lambda value: f"{value:+.3g}")
+    shown = (lambda value: f"ratio of {np.exp(value):.3g}") if ratio else (lambda value: f"{value:+.3g}")
     bound = (lambda value: f"{np.exp(value):.3g}") if ratio else (lambda value: f"{value:.3g}")
     if effect > high:
         return f"smaller than the paper's: its {shown(effect)} lies above the upper bound {bound(high)}, which rules it out"
