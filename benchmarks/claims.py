@@ -80,6 +80,14 @@ def machine_and_commit() -> str:
     return f"{machine()}; commit {commit()}"
 
 
+def seeds_cell(verdict) -> str:
+    """The seeds for 80% power as the claims table shows them: "ruled out" where the paper's effect lies
+    above the upper bound (no design question left), "-" where there is no number."""
+    if verdict.paper_effect == verdict.paper_effect and verdict.paper_effect > verdict.high:
+        return "ruled out"
+    return "-" if verdict.seeds_needed != verdict.seeds_needed else f"{verdict.seeds_needed:.0f}"
+
+
 def verdict_table(results: dict[str, Path], task: str) -> str:
     """Markdown: one row per claim test, each variation's verdict, estimate and bounds at its deciding
     level, then the paper's effect, each variation's power against it, the seeds for 80% and the smallest
@@ -93,7 +101,7 @@ def verdict_table(results: dict[str, Path], task: str) -> str:
         row = [found[name][index] for name in results]
         cells = [f"{v.verdict} {shown(v.estimate)} [{shown(v.low)}, {shown(v.high)}]" for v in row]
         powers = " / ".join(shown(v.power) for v in row)
-        needed = " / ".join("-" if v.seeds_needed != v.seeds_needed else f"{v.seeds_needed:.0f}" for v in row)
+        needed = " / ".join(seeds_cell(v) for v in row)
         detectable = " / ".join(shown(v.detectable) for v in row)
         lines.append("| " + " | ".join([claim.name, *cells, shown(claim.paper_effect), powers, needed, detectable]) + " |")
     differ = [v.name for index, v in enumerate(first) if len({found[name][index].verdict for name in results}) > 1]
