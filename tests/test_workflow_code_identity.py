@@ -16,6 +16,7 @@ import yaml
 from conftest import REPO, job_counts, run_snakemake
 from package_copies import edited_package, package_copy
 
+from gold_textgen.workflow import code_identity
 from gold_textgen.workflow.code_identity import behaviour_text, module_closure, package_root, script_code_version
 
 SMOKE = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
@@ -67,6 +68,39 @@ def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     gold = edited / "objectives" / "gold.py"
     gold.write_text(gold.read_text() + "\nEXTRA = 1\n")
     assert script_code_version(script, edited, named) != script_code_version(script, package_root(), named)
+
+
+
+def split_dropout_state(root: Path) -> Path:
+    """training/dropout_state.py split at a seam, as a refactor would: the two helpers that switch the
+    modules' flags moved to a module of their own (with the import they need), imported back where used.
+    Returns the new module."""
+    state = root / "training" / "dropout_state.py"
+    source = state.read_text()
+    start = source.index("def _switch_off")
+    moved = source[start:]
+    head = source[:start].replace("import torch\n", "import torch\n\nfrom .dropout_switches import _restore, _switch_off\n", 1)
+    state.write_text(head.rstrip() + "\n")
+    switches = root / "training" / "dropout_switches.py"
+    switches.write_text(f'"""Each module\'s train flag, off and back."""\n\nimport torch\n\n\n{moved}')
+    return switches
+
+
+def test_a_module_split_at_a_seam_keeps_every_digest_and_an_edit_of_the_moved_code_still_counts(tmp_path):
+    root = package_copy(tmp_path, "training/dropout_state.py", "", "")
+    switches = split_dropout_state(root)
+    for script, named in (FINE_TUNE, MLE):
+        assert script_code_version(script, root, named) == script_code_version(script, package_root(), named), script.name
+    switches.write_text(switches.read_text().replace("module.training = training", "module.training = not training"))
+    code_identity._file_facts.cache_clear()  # digests are read once per process
+    script_code_version.cache_clear()
+    assert script_code_version(FINE_TUNE[0], root, FINE_TUNE[1]) != script_code_version(FINE_TUNE[0], package_root(), FINE_TUNE[1])
+
+
+def test_an_own_import_under_another_name_counts_and_one_under_its_own_name_does_not():
+    plain = "from .a import f\n\nX = f(1)\n"
+    assert behaviour_text(plain) == behaviour_text(plain.replace(".a", "..b.c")) == "X = f(1)"
+    assert behaviour_text("from .a import f as g\n\nX = g(1)\n") == "X = g(1)\nimport f as g"
 
 
 # A made-up row, added to the recent objectives' module as a user adding an objective would (docs/guide/add-an-objective.md).
@@ -161,14 +195,16 @@ def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
 
 @pytest.mark.workflow
 def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, tmp_path):
-    """A refactor: training/dropout_state.py renamed and moved into a sub-package of its own (an `__init__.py`
-    of only a docstring), its importers' import lines with it, and a line of code added to the warm-start
+    """A refactor: training/dropout_state.py split at a seam, both parts moved into a sub-package of its own
+    (an `__init__.py` of only a docstring) and one renamed, its importers' import lines with it, and a line of code added to the warm-start
     server (start-up code, STARTUP_MODULES): the finished smoke run plans nothing. A real edit beside them
     still reruns (the tests above)."""
     root = package_copy(tmp_path, "runtime/warm_start.py", "\ndef ", "\nSTARTUP_EDITED = True\n\n\ndef ")
+    split_dropout_state(root)
     (root / "training" / "switches").mkdir()
     (root / "training" / "switches" / "__init__.py").write_text('"""Switches of a model\'s training state."""\n')
     (root / "training" / "dropout_state.py").rename(root / "training" / "switches" / "dropout_switch.py")
+    (root / "training" / "dropout_switches.py").rename(root / "training" / "switches" / "dropout_switches.py")
     importers = [path for path in root.rglob("*.py") if ".dropout_state import" in path.read_text()]
     assert importers
     for path in importers:

@@ -13,10 +13,14 @@ Adding or editing a row, or a loss's own file, reruns only the jobs of that loss
 
 What counts as a change is what can change behaviour: comments, docstrings, blank lines and trailing
 spaces are left out, so a reworded docstring reruns nothing; any other edit, reformatting included, does.
-Where code lives is left out too: the package's own import lines count by the names they bring in, in any order, and a
-job's module digests are combined without the modules' names, and a module with nothing that runs (a
-package's `__init__.py` of only a docstring) adds nothing, so moving or renaming a module, or moving modules
-into a package of their own, reruns nothing. The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs) are left out.
+Where code lives is left out too: a job's identity is the set of the top-level statements (functions,
+classes, assignments) of its modules, each as it runs, whichever module holds it, and the package's own
+import lines are left out (an import under another name counts as that name). Moving a function or a class
+to another module, splitting a module at its seams, renaming a module or moving modules into a package of
+their own reruns nothing. What a set cannot see: the order of a module's top-level statements, and which of
+two same-named definitions an import picks (a reordering or a switch that changes behaviour is rare; one
+that breaks fails loudly). The start-up modules (`STARTUP_MODULES`: how a step starts and where it logs)
+are left out.
 The digest reads files, never imports them (the DAG is built without torch), and does not depend on where
 the package or the checkout lies, so a copied results folder keeps its identity.
 """
@@ -43,39 +47,55 @@ def package_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
 
-def behaviour_text(source: str) -> str:
-    """`source` less its comments, docstrings, blank lines and trailing spaces, and less where the package's
-    own imports come from and in which order: the part that runs. `from .dropout_state import
-    without_dropout` reads as `import without_dropout`, listed with the module's other own imports at its
-    end, in sorted order, so moving or renaming a module (and its importers' import lines with it, which an
-    import sorter may then reorder) leaves every digest as it was; the moved code's own digest is unchanged
-    too, since the digests of a job's modules are combined without their names (`script_code_version`)."""
+def behaviour_statements(source: str) -> list[str]:
+    """`source`'s top-level statements as they run: less comments, docstrings, blank lines and trailing
+    spaces, and less the package's own imports (`from .dropout_state import without_dropout`): where a name
+    comes from is the package's layout. A job's identity is the set of its modules' statements
+    (`script_code_version`), so moving a function, a class or a whole module elsewhere in the package, and
+    the import lines that follow it, leaves every digest as it was. An own import under another name
+    (`import f as g`) is kept as that, since it changes what the module's code calls `g`."""
     lines = source.splitlines()
-    edits: list[tuple[int, int, int, int, str]] = []  # (first line, first col, last line, end col, new text), 1-based lines
-    own_names: list[str] = []
+    edits: list[tuple[int, int, int, int]] = []  # (first line, first col, last line, end col) to blank, 1-based lines
+    renamed_imports: list[str] = []
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                edits.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset, ""))
+                edits.append((first.lineno, first.col_offset, first.end_lineno, first.end_col_offset))
         if _is_own_import(node):
-            own_names += [f"import {alias.name}" + (f" as {alias.asname}" if alias.asname else "") for alias in node.names]
-            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, ""))
+            renamed_imports += [f"import {alias.name} as {alias.asname}" for alias in node.names if alias.asname]
+            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
     for token in tokenize.generate_tokens(io.StringIO(source).readline):
         if token.type == tokenize.COMMENT:
-            edits.append((token.start[0], token.start[1], token.end[0], token.end[1], ""))
-    # Edit from the end so earlier spans keep their columns.
-    for first_line, first_col, last_line, end_col, text in sorted(edits, reverse=True):
+            edits.append((token.start[0], token.start[1], token.end[0], token.end[1]))
+    # Blank from the end so earlier spans keep their columns; every line keeps its number.
+    for first_line, first_col, last_line, end_col in sorted(edits, reverse=True):
         if first_line == last_line:
             line = lines[first_line - 1]
-            lines[first_line - 1] = line[:first_col] + text + line[end_col:]
+            lines[first_line - 1] = line[:first_col] + line[end_col:]
         else:
-            lines[first_line - 1] = lines[first_line - 1][:first_col] + text
+            lines[first_line - 1] = lines[first_line - 1][:first_col]
             for number in range(first_line, last_line - 1):
                 lines[number] = ""
             lines[last_line - 1] = lines[last_line - 1][end_col:]
-    return "\n".join([*(line.rstrip() for line in lines if line.strip()), *sorted(set(own_names))])
+    statements = []
+    for node in tree.body:
+        first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", ()))])
+        text = "\n".join(line.rstrip() for line in lines[first - 1 : node.end_lineno] if line.strip())
+        if text:
+            statements.append(text)
+    return [*statements, *sorted(set(renamed_imports))]
+
+
+def behaviour_text(source: str) -> str:
+    """`source` as it runs (`behaviour_statements`), one statement after another."""
+    return "\n".join(behaviour_statements(source))
+
+
+def statement_digests(source: str) -> frozenset[str]:
+    """The digests of `source`'s statements as they run: what a module adds to a job's identity."""
+    return frozenset(hashlib.sha256(statement.encode()).hexdigest() for statement in behaviour_statements(source))
 
 
 def _is_own_import(node: ast.AST) -> bool:
@@ -84,10 +104,6 @@ def _is_own_import(node: ast.AST) -> bool:
     if not isinstance(node, ast.ImportFrom):
         return False
     return bool(node.level) or (node.module or "").split(".")[0] == PACKAGE
-
-
-# The digest of a module whose behaviour text is empty (a docstring-only `__init__.py`).
-NOTHING_RUNS = hashlib.sha256(b"").hexdigest()
 
 
 def module_file(module: str, root: Path) -> Path | None:
@@ -136,7 +152,7 @@ def _with_parents(module: str) -> list[str]:
 _cache: dict | None = None
 # What a digest means (behaviour_text's rules): part of each cache key, so that a cache written under other
 # rules is never read as this one's.
-DIGEST_RULES = "3: own imports by their names in any order, empty modules left out"
+DIGEST_RULES = "4: the set of top-level statements, own imports left out"
 _cache_path: Path | None = None
 _cache_changed = False  # new entries not yet in the file (written at exit)
 
@@ -168,22 +184,22 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
 
 
 @functools.cache
-def _file_facts(file: Path, module: str | None, root: Path) -> tuple[str, frozenset[str]]:
-    """(digest of the behaviour text, imported gold_textgen modules) of one file, read once per process."""
+def _file_facts(file: Path, module: str | None, root: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """(digests of its statements, imported gold_textgen modules) of one file, read once per process."""
     global _cache_changed
     key = f"{file.resolve()}|{module}|{root.resolve()}|{DIGEST_RULES}"
     stat = file.stat()
     stamp = list(_stamp(stat))
     entry = _cache.get(key) if _cache is not None else None
     if entry and entry["stamp"] == stamp:
-        return entry["digest"], frozenset(entry["imports"])
+        return frozenset(entry["digests"]), frozenset(entry["imports"])
     source = file.read_text(encoding="utf-8")
-    digest = hashlib.sha256(behaviour_text(source).encode()).hexdigest()
+    digests = statement_digests(source)
     imports = frozenset(imported_modules(source, module, file if module else None, root))
     if _cache is not None:
-        _cache[key] = {"stamp": stamp, "digest": digest, "imports": sorted(imports)}
+        _cache[key] = {"stamp": stamp, "digests": sorted(digests), "imports": sorted(imports)}
         _cache_changed = True
-    return digest, imports
+    return digests, imports
 
 
 def _save_cache() -> None:
@@ -205,7 +221,7 @@ def _save_cache() -> None:
     _cache_changed = False
 
 
-def _module_facts(module: str, root: Path) -> tuple[str, frozenset[str]]:
+def _module_facts(module: str, root: Path) -> tuple[frozenset[str], frozenset[str]]:
     return _file_facts(module_file(module, root), module, root)
 
 
@@ -229,16 +245,16 @@ def catalog_rows_text(source: str, rows: tuple[str, ...]) -> str:
 
 
 @functools.cache
-def _rows_digest(file: Path, stamp: tuple[int, ...], rows: tuple[str, ...]) -> str:
-    return hashlib.sha256(behaviour_text(catalog_rows_text(file.read_text(encoding="utf-8"), rows)).encode()).hexdigest()
+def _rows_digests(file: Path, stamp: tuple[int, ...], rows: tuple[str, ...]) -> frozenset[str]:
+    return statement_digests(catalog_rows_text(file.read_text(encoding="utf-8"), rows))
 
 
-def _module_digest(module: str, root: Path, rows: tuple[str, ...] | None) -> str:
-    """A module's digest; the catalog's modules' at the grain of `rows` (None: every row)."""
+def _module_digests(module: str, root: Path, rows: tuple[str, ...] | None) -> frozenset[str]:
+    """A module's statement digests; the catalog's modules' at the grain of `rows` (None: every row)."""
     if not module.startswith(CATALOG) or rows is None:
         return _module_facts(module, root)[0]
     file = module_file(module, root)
-    return _rows_digest(file, _stamp(file.stat()), tuple(sorted(rows)))
+    return _rows_digests(file, _stamp(file.stat()), tuple(sorted(rows)))
 
 
 def module_closure(entries: set[str], root: Path, rows: tuple[str, ...] | None = None) -> list[str]:
@@ -265,15 +281,14 @@ def script_code_version(
     plus `extra_modules` it reaches by name (training.launch dispatches "mle" and "fine_tune" this way), with
     the catalog rows of the losses `rows` (None: every row)."""
     root = root or package_root()
-    script_digest, script_imports = _file_facts(script, None, root)
+    script_digests, script_imports = _file_facts(script, None, root)
     modules = module_closure(set(script_imports) | set(extra_modules), root, rows)
-    digest = hashlib.sha256(script_digest.encode())
-    # the modules' digests without their names, in an order of their own, and without the packages that only
-    # hold modules: where code lives is not its behaviour
-    digests = (_module_digest(module, root, rows) for module in modules if module not in STARTUP_MODULES)
-    for module_digest in sorted(part for part in digests if part != NOTHING_RUNS):
-        digest.update(b"\0" + module_digest.encode())
-    return digest.hexdigest()[:16]
+    # one set of statements, whichever file holds each: where code lives is not its behaviour
+    statements = set(script_digests)
+    for module in modules:
+        if module not in STARTUP_MODULES:
+            statements |= _module_digests(module, root, rows)
+    return hashlib.sha256("\0".join(sorted(statements)).encode()).hexdigest()[:16]
 
 
 def workflow_code_version(scripts_dir: Path, root: Path | None = None) -> str:
