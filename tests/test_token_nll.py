@@ -9,6 +9,7 @@ import pytest
 import torch
 from settings import TINY_MODEL
 from test_recurrent_teacher_forcing import RECORDS as RECURRENT_RECORDS
+from test_causal_models import tiny_causal_setup
 from test_recurrent_teacher_forcing import setup
 from tokenizers import pre_tokenizers
 from transformers import BartTokenizerFast, DataCollatorForSeq2Seq
@@ -88,3 +89,36 @@ def test_the_table_reads_the_scored_rows_with_the_whole_tables_numbers(architect
         nll, correct = whole_table_nll(model, batch)  # row-major: the table's order (example, position)
     assert torch.equal(torch.tensor(table["nll"].to_numpy()), nll)
     assert table["correct"].tolist() == correct.tolist()
+
+
+def model_under_test(kind: str, bart_tokenizer):
+    """(model in eval mode, tokenizer, records, features, causal) of one model family, from seed 0."""
+    if kind in ("nqg_pp", "pointer_generator"):
+        model, _ = setup(kind)
+        if kind == "pointer_generator":
+            model.config.coverage_loss_weight = 0.0  # the dev loss is the NLL alone; coverage is a training term
+        features = ["answer"] if kind == "nqg_pp" else []
+        tags = FEATURE_TAGS["answer"][0]
+        records = [{**r, "token_features": {"answer": [tags] * len(r["source"].split())}} for r in RECURRENT_RECORDS]
+        return model.eval(), train_tokenizer(["a b c d e"], copy_slots=3), records, features, False
+    if kind == "bart":
+        torch.manual_seed(0)
+        model = build_scratch_model({**TINY_MODEL, "architecture": "bart", "max_position_embeddings": 64}, bart_tokenizer)
+        return model.eval(), bart_tokenizer, RECORDS, [], False
+    records, tokenizer, model, _ = tiny_causal_setup()
+    return model.eval(), tokenizer, records, [], True
+
+
+@pytest.mark.parametrize("kind", ["nqg_pp", "pointer_generator", "bart", "causal"])
+def test_the_token_table_and_the_dev_loss_give_one_nll(kind, bart_tokenizer):
+    """One NLL: the mean of a token table over every label position equals the loss the model reports in
+    evaluation (what the Trainer's dev loss is), for the copy models, a transformer (transformers' own
+    loss) and a decoder-only model, one batch of the same records."""
+    model, tokenizer, records, features, causal = model_under_test(kind, bart_tokenizer)
+    table = token_nll_table(model, tokenizer, records, 10, 10, batch_size=len(records), features=features, causal=causal)
+    examples = tokenize_records(records, tokenizer, 10, 10, features, causal=causal)
+    batch = PaddedFieldsCollator(DataCollatorForSeq2Seq(tokenizer, model=model))(list(examples))
+    with torch.no_grad():
+        dev_loss = model(**batch).loss.item()
+    assert len(table) == int(batch["labels"].ne(-100).sum())
+    assert float(table["nll"].astype("float64").mean()) == pytest.approx(dev_loss, rel=1e-5)

@@ -37,6 +37,20 @@ def check_references(config: dict) -> None:
     problem = logger_problem(config["training_logger"])
     if problem:
         raise ConfigError(f"config key training_logger: {problem}")
+    _check_experiment(config)
+    _check_analysis(config)
+    _check_cost(config)
+    for name in config["experiment"]["tasks"]:
+        _check_starting_points(config, name)
+        _check_run_objectives(config, name)
+        _check_imported_models(config, name)
+    for name, task in config["tasks"].items():
+        _check_task(config, name, task)
+    check_setting_relations(config)
+
+
+def _check_experiment(config: dict) -> None:
+    """experiment: its tasks, decoders and per-task objectives name what the config defines."""
     experiment = config["experiment"]
     for index, task in enumerate(experiment["tasks"]):
         if task not in config["tasks"]:
@@ -47,12 +61,20 @@ def check_references(config: dict) -> None:
     for key in ("decoders", "sweep_decoders"):
         for index, decoder in enumerate(experiment[key]):
             _check_decoder_name(config, f"experiment.{key}[{index}]", decoder)
-    _check_decoder_name(config, "analysis.decoder", config["analysis"]["decoder"])
     for name, decoder in config["decoders"].items():
         sampling_keys = sorted(k for k in ("top_k", "top_p", "temperature") if k in decoder)
         if not decoder["do_sample"] and (sampling_keys or decoder["samples"] > 1):
             offending = sampling_keys[0] if sampling_keys else "samples"
             raise ConfigError(f"config key decoders.{name}.{offending}: applies to sampling only; set do_sample: true")
+    for task in experiment["task_objectives"]:  # a task outside experiment.tasks is not run: its entry is unused
+        if task not in config["tasks"]:
+            raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
+
+
+def _check_analysis(config: dict) -> None:
+    """analysis: its decoder, seed and GOLD objective are among the experiment's."""
+    experiment = config["experiment"]
+    _check_decoder_name(config, "analysis.decoder", config["analysis"]["decoder"])
     seed = config["analysis"]["seed"]
     if seed is not None and seed not in experiment["seeds"]:
         raise ConfigError(f"config key analysis.seed: {seed} is not one of experiment.seeds {experiment['seeds']}")
@@ -60,9 +82,10 @@ def check_references(config: dict) -> None:
     if gold_objective is not None and (gold_objective == "mle" or gold_objective not in experiment["objectives"]):
         gold = [o for o in experiment["objectives"] if o != "mle"]
         raise ConfigError(f"config key analysis.gold_objective: '{gold_objective}' is not a GOLD objective of experiment.objectives {gold}")
-    for task in experiment["task_objectives"]:  # a task outside experiment.tasks is not run: its entry is unused
-        if task not in config["tasks"]:
-            raise ConfigError(f"config key experiment.task_objectives.{task}: '{task}' is not defined under tasks")
+
+
+def _check_cost(config: dict) -> None:
+    """cost: the expected figures name tasks and objectives that exist."""
     for key in ("expected_updates", "expected_examples"):  # a typo would plan that task by another figure, silently
         for task in config["cost"][key]:
             if task not in config["tasks"]:
@@ -73,49 +96,52 @@ def check_references(config: dict) -> None:
             if objective not in objectives:
                 known = ", ".join(objectives)
                 raise ConfigError(f"config key cost.expected_updates.{task}.{objective}: not an objective of the task ({known})")
-    for name in experiment["tasks"]:
-        _check_starting_points(config, name)
-        for key, objectives in (
-            ("objectives", experiment["objectives"]),
-            (f"task_objectives.{name}", experiment["task_objectives"].get(name, [])),
-        ):
-            for index, objective in enumerate(objectives):
-                task = config["tasks"][name]
-                if objective != "mle" and objective not in task["objectives"] and objective not in task["imported_models"]:
-                    raise ConfigError(
-                        f"config key experiment.{key}[{index}]: objective '{objective}' is not defined under "
-                        f"tasks.{name}.objectives (defined: {', '.join(sorted(task['objectives'])) or 'none'}) "
-                        f"nor imported by tasks.{name}.imported_models"
-                    )
-        _check_imported_models(config, name)
-    for name, task in config["tasks"].items():
-        for decoder in task["decoder_overrides"]:
-            _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
-        _check_decoder_name(config, f"tasks.{name}.dev_decoder", task["dev_decoder"])
-        if config["decoders"][task["dev_decoder"]]["do_sample"]:
-            raise ConfigError(
-                f"config key tasks.{name}.dev_decoder: '{task['dev_decoder']}' samples; checkpoint selection needs a deterministic decoder"
-            )
-        source = task["source"]
-        if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
-            raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
-        for key in ("synonym_probs", "class_shares", "chunk_probs"):
-            if source["kind"] == "synthetic" and abs(sum(source[key]) - 1) > 1e-6:
-                raise ConfigError(f"config key tasks.{name}.source.{key}: must sum to 1")
-        for stage in ("mle", "fine_tune"):
-            settings = task[stage]
-            if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:
-                raise ConfigError(f"config key tasks.{name}.{stage}.tokens_per_update: needs max_tokens (the per-device budget it divides)")
-            if settings["tokens_per_update"] is not None and settings["gradient_accumulation_steps"] != 1:
+
+
+def _check_run_objectives(config: dict, name: str) -> None:
+    """The objectives the experiment runs on task `name` are defined by the task or imported by it."""
+    experiment, task = config["experiment"], config["tasks"][name]
+    for key, objectives in (
+        ("objectives", experiment["objectives"]),
+        (f"task_objectives.{name}", experiment["task_objectives"].get(name, [])),
+    ):
+        for index, objective in enumerate(objectives):
+            if objective != "mle" and objective not in task["objectives"] and objective not in task["imported_models"]:
                 raise ConfigError(
-                    f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
+                    f"config key experiment.{key}[{index}]: objective '{objective}' is not defined under "
+                    f"tasks.{name}.objectives (defined: {', '.join(sorted(task['objectives'])) or 'none'}) "
+                    f"nor imported by tasks.{name}.imported_models"
                 )
-        _check_sentence_split(name, source)
-        _check_vocabulary(name, task)
-        if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
-            raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
-        _check_recurrent_model(name, task)
-    check_setting_relations(config)
+
+
+def _check_task(config: dict, name: str, task: dict) -> None:
+    """One task's settings that depend on each other or on the config's decoders."""
+    for decoder in task["decoder_overrides"]:
+        _check_decoder_name(config, f"tasks.{name}.decoder_overrides.{decoder}", decoder)
+    _check_decoder_name(config, f"tasks.{name}.dev_decoder", task["dev_decoder"])
+    if config["decoders"][task["dev_decoder"]]["do_sample"]:
+        raise ConfigError(
+            f"config key tasks.{name}.dev_decoder: '{task['dev_decoder']}' samples; checkpoint selection needs a deterministic decoder"
+        )
+    source = task["source"]
+    if source["kind"] == "synthetic" and source["min_length"] > source["max_length"]:
+        raise ConfigError(f"config key tasks.{name}.source.min_length: must not exceed max_length")
+    for key in ("synonym_probs", "class_shares", "chunk_probs"):
+        if source["kind"] == "synthetic" and abs(sum(source[key]) - 1) > 1e-6:
+            raise ConfigError(f"config key tasks.{name}.source.{key}: must sum to 1")
+    for stage in ("mle", "fine_tune"):
+        settings = task[stage]
+        if settings["tokens_per_update"] is not None and settings["max_tokens"] is None:
+            raise ConfigError(f"config key tasks.{name}.{stage}.tokens_per_update: needs max_tokens (the per-device budget it divides)")
+        if settings["tokens_per_update"] is not None and settings["gradient_accumulation_steps"] != 1:
+            raise ConfigError(
+                f"config key tasks.{name}.{stage}.gradient_accumulation_steps: leave it at 1 with tokens_per_update, which works it out"
+            )
+    _check_sentence_split(name, source)
+    _check_vocabulary(name, task)
+    if task["model"]["kind"] == "scratch" and task["model"]["d_model"] % task["model"]["attention_heads"]:
+        raise ConfigError(f"config key tasks.{name}.model.attention_heads: must divide d_model")
+    _check_recurrent_model(name, task)
 
 
 def _check_recurrent_model(name: str, task: dict) -> None:

@@ -38,6 +38,7 @@ from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, 
 from ..data.tokenization import leading_target_specials
 from ..models.imported import load_saved_model
 from ..models.input_contract import reads_prompt_completion, token_features
+from ..models.label_nll import target_nll
 from ..runtime.checked_parquet import write_checked_parquet
 from ..runtime.files import read_jsonl
 from ..runtime.model_process import pick_device
@@ -76,7 +77,7 @@ def token_nll_table(
         # half of a [B, T, V] batch.
         logits = model(**inputs).logits[mask].float()
         targets = labels[mask]
-        nll = -torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        nll = target_nll(logits, targets)
         rows, positions = mask.nonzero(as_tuple=True)
         parts.append(
             pd.DataFrame(

@@ -31,6 +31,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from .decoder_inputs import ShiftedLabels
 from .generation_settings import token_conventions_only
+from .label_nll import target_nll, token_mean
 from .lora import with_lora
 
 
@@ -122,7 +123,7 @@ class PromptCompletionLM(ShiftedLabels, PreTrainedModel, GenerationMixin):
         logits = outputs.logits[:, prompt_width - 1 : prompt_width - 1 + steps]
         loss = None
         if labels is not None:
-            loss = torch.nn.functional.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=-100)
+            loss = token_mean(target_nll(logits, labels), labels)
         return Seq2SeqLMOutput(loss=loss, logits=logits)
 
     @torch.no_grad()

@@ -9,6 +9,7 @@ from torch.nn import functional
 
 from .attentive_gru import AttentiveGruRecurrence
 from .encoded_source import EncodedSource
+from .label_nll import token_mean
 from .packed_positions import PackedPositions
 
 
@@ -63,9 +64,10 @@ class PackedTeacherForcing:
         }
 
     def teacher_forced_loss(self, log_likelihoods: torch.Tensor, labels: torch.Tensor, coverage_losses: torch.Tensor | None):
-        """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage loss."""
+        """The token-mean NLL of `labels` [B, T] from their log-likelihoods [B, T], plus the weighted coverage
+        loss (per token too)."""
         mask = labels.ne(-100)
-        return (-log_likelihoods[mask].sum() + self.coverage_term(coverage_losses, mask)) / mask.sum().clamp_min(1)
+        return token_mean(-log_likelihoods, labels) + self.coverage_term(coverage_losses, mask) / mask.sum().clamp_min(1)
 
     def coverage_term(self, coverage_losses: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
         """The weighted coverage loss summed over the label positions `mask` (0 without coverage): every
