@@ -29,10 +29,10 @@ from pathlib import Path
 import yaml
 
 from gold_textgen.analysis.demo_signatures import run_checks, verdicts
-from gold_textgen.cli.overrides import overrides_layer
 from gold_textgen.config.claims_reference import withdrawn_markdown
 from gold_textgen.config.layers import config_layers, experiment_name, merge_layers, merged_config
 from gold_textgen.config.schema import validate_config
+from gold_textgen.config.set_overrides import overrides_layer
 
 from . import results_page
 from .demo import MODEL_RULES

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from gold_textgen.cli.cost import cost_report, planned_jobs_output
 from gold_textgen.config.layers import config_layers, experiment_name, merged_config
 from gold_textgen.config.schema import validate_config
+from gold_textgen.cost.planned_cost import cost_report, planned_jobs_output
 
 REPO = Path(__file__).resolve().parents[1]
 STAGES = {"train_mle": "training", "cache_rewards": "training", "fine_tune": "training", "evaluate": "evaluation"}

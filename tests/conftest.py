@@ -24,11 +24,11 @@ from filelock import FileLock
 from settings import demo_spec
 from snakemake_in_process import snakemake_in_process
 
-from gold_textgen.cli.cost import cost_report
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.config.views import task_config
 from gold_textgen.cost.dry_run import job_counts  # noqa: F401  (the tests import it from here)
+from gold_textgen.cost.planned_cost import cost_report
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.runtime.files import write_jsonl

@@ -13,7 +13,7 @@ from conftest import OFFLINE, REPO, driver_environment
 
 import gold_textgen
 from gold_textgen.cli.main import job_counts, main
-from gold_textgen.cli.overrides import checked_config, overrides_layer, parse_override
+from gold_textgen.config.set_overrides import checked_config, overrides_layer, parse_override
 from gold_textgen.runtime.errors import ConfigError
 
 

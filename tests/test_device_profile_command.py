@@ -12,10 +12,10 @@ from conftest import OFFLINE, REPO, driver_environment, run_snakemake
 
 from benchmarks.device_profile import profile_file
 from benchmarks.this_machine import commit
-from gold_textgen.cli.cost import cost_report
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.cost.device_profile import DeviceProfile
+from gold_textgen.cost.planned_cost import cost_report
 
 pytestmark = pytest.mark.workflow
 SMOKE = REPO / "configs" / "smoke.yaml"

@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 from settings import TINY_MODEL
-from test_recurrent_teacher_forcing import RECORDS as RECURRENT_RECORDS
 from test_causal_models import tiny_causal_setup
+from test_recurrent_teacher_forcing import RECORDS as RECURRENT_RECORDS
 from test_recurrent_teacher_forcing import setup
 from tokenizers import pre_tokenizers
 from transformers import BartTokenizerFast, DataCollatorForSeq2Seq

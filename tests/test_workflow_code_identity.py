@@ -70,7 +70,6 @@ def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     assert script_code_version(script, edited, named) != script_code_version(script, package_root(), named)
 
 
-
 def split_dropout_state(root: Path) -> Path:
     """training/dropout_state.py split at a seam, as a refactor would: the two helpers that switch the
     modules' flags moved to a module of their own (with the import they need), imported back where used.

@@ -15,9 +15,9 @@ import yaml
 from conftest import CPU_PROFILE, README_EXPERIMENTS, REPO, job_counts, run_snakemake, shipped_layers
 from source_fixtures import release_zip_of_folder
 
-from gold_textgen.cli.cost import cost_report
 from gold_textgen.config.layers import config_layers, merge_layers
 from gold_textgen.config.schema import validate_config
+from gold_textgen.cost.planned_cost import cost_report
 from gold_textgen.data.sources import load_source_splits
 
 REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"

@@ -175,27 +175,14 @@ def paper_comparison_runs(wildcards):
         }
         for split, decoder in sorted(wanted & produced_runs()):
             runs += [
-                {
-                    "task": task,
-                    "objective": objective,
-                    "seed": seed,
-                    "split": split,
-                    "decoder": decoder,
-                    "sample": sample,
-                    "generations": path(
-                        GENERATIONS,
-                        task=task,
-                        objective=objective,
-                        seed=seed,
-                        split=split,
-                        decoder=decoder,
-                        sample=sample,
-                    ),
-                    "nll": path(TOKEN_NLL, task=task, objective=objective, seed=seed, split=split),
+                {key: value for key, value in run.items() if key != "scores"}
+                | {
+                    "nll": path(
+                        TOKEN_NLL,
+                        **{key: run[key] for key in ("task", "objective", "seed", "split")},
+                    )
                 }
-                for objective in evaluated_objectives(task)
-                for seed in EXPERIMENT["seeds"]
-                for sample in gold_views.sample_ids(config["decoders"][decoder])
+                for run in model_runs(split, [decoder], [task])
             ]
     split = EXPERIMENT["eval_split"]
     runs += [

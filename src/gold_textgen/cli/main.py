@@ -14,12 +14,13 @@ import click
 import yaml
 
 from ..config.layers import OVERRIDES_SUFFIX
+from ..config.set_overrides import checked_config
+from ..cost.device_profile import DeviceProfile
 from ..cost.dry_run import job_counts
+from ..cost.planned_cost import DryRunFailed, cost_report, planned_jobs_output, snakemake_failure
 from ..runtime.errors import ConfigError
 from ..runtime.files import write_text
 from ..workflow.experiment_index import REPLACE_VARIABLE, read_record
-from .cost import cost_report, load_profile, planned_jobs_output, snakemake_failure
-from .overrides import checked_config
 
 BASE_CONFIG = Path("config.yaml")
 OVERRIDE_FOLDER = Path(".snakemake/gold-textgen")
@@ -58,6 +59,14 @@ def experiment_arguments(configs: tuple[str, ...], overrides: tuple[str, ...]) -
         write_text(path, text)
         arguments.append(str(path))
     return config, (["--configfile", *arguments] if arguments else [])
+
+
+def load_profile(path: str) -> DeviceProfile:
+    """A device profile, or the reason it is not one as the command's error."""
+    try:
+        return DeviceProfile.load(path)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def planned_jobs(arguments: list[str]) -> dict[str, int]:
@@ -147,7 +156,10 @@ def plan(configs, overrides, device_profile, slots, everything) -> None:
     # depends on them (two 2-thread jobs do not share 2 cores): the dry run plans with the same cores. On a
     # GPU profile the slots are GPUs, and each job keeps the threads of its request.
     cores = [] if profile.gpu else ["--cores", str(slots)]
-    output, startup = planned_jobs_output(snakemake_command(), cores + arguments, everything)
+    try:
+        output, startup = planned_jobs_output(snakemake_command(), cores + arguments, everything)
+    except DryRunFailed as error:
+        raise click.ClickException(str(error)) from None
     click.echo(cost_report(config, device_profile, output, slots, startup)[0])
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import yaml
 
-from ..config.layers import SET_LAYER, config_layers, merge_layers, where_set
-from ..config.schema import validate_config
-from ..config.strict_yaml import load_strict
 from ..runtime.errors import ConfigError
+from .layers import SET_LAYER, config_layers, merge_layers, where_set
+from .schema import validate_config
+from .strict_yaml import load_strict
 
 KEY = re.compile(r"^[A-Za-z_][\w-]*$")
 

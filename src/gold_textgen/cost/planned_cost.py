@@ -1,4 +1,6 @@
-"""`gold-textgen plan --device PROFILE`: the cost of an experiment on a measured device (cost)."""
+"""The cost of the jobs a Snakemake dry run plans, as `gold-textgen plan --device` prints it: the dry run
+itself (with how long it took: every job's start pays that planning once more), and the plan of its jobs
+on a measured device with the settings that would save most."""
 
 from __future__ import annotations
 
@@ -6,14 +8,15 @@ import subprocess
 import time
 from pathlib import Path
 
-import click
+from .device_profile import DeviceProfile
+from .dry_run import parse_jobs
+from .plan import report
+from .savings import savings_lines
+from .work import Folders
 
-from ..cost.device_profile import DeviceProfile
-from ..cost.dry_run import parse_jobs
-from ..cost.plan import report
-from ..cost.savings import savings_lines
-from ..cost.work import Folders
-from ..runtime.errors import ConfigError
+
+class DryRunFailed(RuntimeError):
+    """Snakemake's dry run ended with an error; the message is what it said."""
 
 
 def planned_jobs_output(snakemake: list[str], arguments: list[str], everything: bool) -> tuple[str, float]:
@@ -22,7 +25,7 @@ def planned_jobs_output(snakemake: list[str], arguments: list[str], everything: 
     command = [*snakemake, "-n", *arguments, *(["--forceall"] if everything else [])]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode:
-        raise click.ClickException(snakemake_failure(result))
+        raise DryRunFailed(snakemake_failure(result))
     return result.stdout + result.stderr, time.perf_counter() - start
 
 
@@ -33,18 +36,11 @@ def snakemake_failure(result: subprocess.CompletedProcess) -> str:
     return "snakemake failed:\n" + (said[-3000:] if said else f"exit status {result.returncode}, nothing written")
 
 
-def load_profile(path: str) -> DeviceProfile:
-    """A device profile, or the reason it is not one as the command's error."""
-    try:
-        return DeviceProfile.load(path)
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
-
-
 def cost_report(config: dict, profile_path: str, output: str, slots: int, startup: float, root: Path | None = None) -> tuple[str, float]:
     """The plan of a dry run's jobs on a device profile, as text, and its expected wall time (`root`: the
-    folder whose past runs give the expected updates; the current one by default)."""
-    profile = load_profile(profile_path)
+    folder whose past runs give the expected updates; the current one by default). A profile that is not
+    one raises ConfigError."""
+    profile = DeviceProfile.load(profile_path)
     jobs = [job for job in parse_jobs(output) if job.rule != "all"]
     folders = Folders.of(config, root or Path.cwd())
     text, wall = report(config, profile, jobs, folders, slots, startup)
