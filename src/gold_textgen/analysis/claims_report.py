@@ -13,11 +13,11 @@ from .markdown import markdown_table
 
 def method_note() -> str:
     return (
-        "Each registered claim of the paper (config/paper_claims.py) that this experiment's grid covers, tested as a "
+        "Each registered claim of the paper (the registry: docs/reference/claims.md) that this experiment's grid covers, tested as a "
         "claim about the method: the per-seed contrast's mean against 0, its noise the seeds' spread plus the test set's "
         "variance that every seed shares (examples resampled jointly across seeds and runs), the seeds' variance integrated "
         "over its chi-square and never below their seed-by-example variance, which the same resamples measure (floored: the "
-        "seeds' spread fell below it; analysis/method_test.py). Each task's claims are one family, decided at Holm-adjusted levels "
+        "seeds' spread fell below it). Each task's claims are one family, decided at Holm-adjusted levels "
         "in each direction: supported (above 0), contradicted (below 0) or inconclusive. The bounds are at the level that "
         "decided (one-sided, each side), so a bound beyond 0 and the verdict agree; p is Holm-adjusted. The paper's effect "
         "is carried to this run from the paper's row of the task's data set and model (else the median of its rows) by the "
