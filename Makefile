@@ -79,7 +79,7 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	@echo "exit status 1 on a failed run check or a contradicted claim; results/demo/tables/claims.md has them as a table;"
 	@echo "a claim's p can differ from Table 1's for the same contrast: Table 1 adjusts over the objectives compared with one"
 	@echo "baseline on one metric, the claims over every registered claim of the task, each its own Holm family):"
-	@$(BIN)/python -m gold_textgen.analysis.demo_signatures
+	@$(BIN)/python -m gold_textgen.comparisons.demo_signatures
 
 # The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
 # the longest files handed out first and the smoke run built once for all of them (tests/conftest.py).
@@ -114,7 +114,7 @@ $(CFF_VENV)/bin/cffconvert:
 	$(CFF_VENV)/bin/pip install --quiet "cffconvert>=2,<3"
 
 docs: setup  ## regenerate the generated pages (configuration, objectives and claims references, the code map), then build the site into .site/
-	$(BIN)/python -m gold_textgen.config.generated_pages
+	$(BIN)/python -m gold_textgen.docs_pages.generated_pages
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 docs-serve: docs  ## build the docs, then serve the site at http://127.0.0.1:8000 (until Ctrl-C)

@@ -1,6 +1,6 @@
 """Do an experiment's verdicts on the paper's claims hold on any machine? Runs the experiment afresh under
 variations that change float paths or the seeds, and writes one verdict table: per registered claim the grid
-covers, each variation's verdict (analysis/claims.py), with the power against the paper's effect and the
+covers, each variation's verdict (comparisons/claim_verdicts.py), with the power against the paper's effect and the
 seeds that would reach 80%.
 
     python -m benchmarks.claims [--configfile configs/<name>.yaml] [--set KEY=VALUE ...] [--task demo] [--cores 2]
@@ -28,11 +28,11 @@ from pathlib import Path
 
 import yaml
 
-from gold_textgen.analysis.demo_signatures import run_checks, verdicts
-from gold_textgen.config.claims_reference import withdrawn_markdown
+from gold_textgen.comparisons.demo_signatures import run_checks, verdicts
 from gold_textgen.config.layers import config_layers, experiment_name, merge_layers, merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.config.set_overrides import overrides_layer
+from gold_textgen.docs_pages.claims_reference import withdrawn_markdown
 
 from . import results_page
 from .demo import MODEL_RULES

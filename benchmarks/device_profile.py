@@ -50,6 +50,7 @@ from transformers import DataCollatorForSeq2Seq
 from benchmarks.job_starts import start_figures
 from benchmarks.step_time import training_arguments
 from benchmarks.this_machine import commit
+from gold_textgen.bookkeeping.resources import stage_request
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import defaults, validate_config
 from gold_textgen.config.views import analysis_settings, evaluated_runs, is_causal, task_config
@@ -67,7 +68,6 @@ from gold_textgen.training.helper_models import HelperModels
 from gold_textgen.training.mle import MleTrainer, train_mle
 from gold_textgen.training.objective_settings import ObjectiveSettings
 from gold_textgen.training.training_job import TrainingJob
-from gold_textgen.workflow.resources import stage_request
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -27,7 +27,7 @@ from gold_textgen.runtime.warm_start import server_address
 
 # What a step imports before it does anything.
 MODEL_JOB_IMPORTS = "import gold_textgen.training.mle, gold_textgen.training.fine_tune, gold_textgen.evaluation.decoding"
-CPU_JOB_IMPORTS = "import pandas, matplotlib.figure, gold_textgen.analysis.training_curves, gold_textgen.analysis.significance"
+CPU_JOB_IMPORTS = "import pandas, matplotlib.figure, gold_textgen.analysis.training_curves, gold_textgen.comparisons.significance"
 HANDED_OVER = "from gold_textgen.runtime.warm_start import hand_over\nhand_over()\n"
 
 

@@ -102,7 +102,7 @@ rule fine_tune:
 
 
 # snakemake --cores 1 results/outside_models/models/demo/gold_s/seed1 --configfile configs/outside_models.yaml
-# The folder records where the checkpoint is (models/import_record.py); the weights are not copied.
+# The folder records where the checkpoint is (model_exchange/import_record.py); the weights are not copied.
 rule import_model:
     input:
         data=path(DATA, split="test"),  # the texts its tokenizer is checked on

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from conftest import OFFLINE, REPO, SNAKEMAKE, driver_environment
 
-from gold_textgen.training.checkpoints import COMPLETE_FILE
+from gold_textgen.checkpoints.resuming import COMPLETE_FILE
 
 MODEL = "results/smoke/models/demo/mle/seed1"
 CHECKPOINTS = "results/smoke/checkpoints/demo/mle/seed1"

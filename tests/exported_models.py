@@ -1,4 +1,4 @@
-"""Checks that a model the workflow saved leaves it (`gold-textgen export`, models/export.py) as every
+"""Checks that a model the workflow saved leaves it (`gold-textgen export`, model_exchange/export.py) as every
 Hugging Face tool reads it: `AutoTokenizer` encodes the run's own prompts with the workflow's ids,
 AutoModelForCausalLM (and peft over the exported base, for a LoRA model) gives the trained logits, and
 lm-eval's HFLM, given the folder alone (no tokenizer object), generates what the workflow's decoder

@@ -18,8 +18,8 @@ from safetensors.torch import save_file
 from test_causal_models import tiny_causal_setup
 from test_trainer_losses import SHIPPED, sft_trainer
 
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training.helper_models import model_from_weights
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 
 def main(out: Path, per_device: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from gold_textgen.workflow.code_identity import package_root
+from gold_textgen.bookkeeping.code_identity import package_root
 
 
 def package_copy(tmp_path: Path, module: str, old: str, new: str) -> Path:

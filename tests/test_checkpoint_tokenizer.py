@@ -11,8 +11,8 @@ from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
 
 from gold_textgen.data.checkpoint_tokenizer import AUTO, FILE_CLASS, checked_tokenizer_settings, model_tokenizer
 from gold_textgen.data.tokenization import train_tokenizer
-from gold_textgen.models.export_tokenizer import tools_tokenizer, write_export_record
-from gold_textgen.models.import_record import checked_import, write_import_record
+from gold_textgen.model_exchange.export_tokenizer import tools_tokenizer, write_export_record
+from gold_textgen.model_exchange.import_record import checked_import, write_import_record
 
 TEXTS = ["kiri nomo kiko", "turasu rituna rinopa sapuri", "fozobu vudelu dodyvi"]
 KEY = "tasks.demo.imported_models.mine.path"

@@ -1,4 +1,4 @@
-"""The paper's registered claims tested on runs (analysis/claims.py): each contrast's known answer, Holm's
+"""The paper's registered claims tested on runs (comparisons/claim_verdicts.py): each contrast's known answer, Holm's
 deciding levels, verdicts that always agree with their printed bounds and adjusted p-values, and the
 power reading of a claim that is not shown."""
 
@@ -7,11 +7,21 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
-from gold_textgen.analysis import claims, method_test
-from gold_textgen.analysis.claims import CONTRADICTED, INCONCLUSIVE, SUPPORTED, Measured, contrast_of, decide, deciding_levels, measure
-from gold_textgen.analysis.method_test import Noise
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
-from gold_textgen.config.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
+from gold_textgen.claims.paper_claims import CLAIMS, LARGE_NLL, NEAR_ZERO_NLL, ClaimTest
+from gold_textgen.comparisons import claim_verdicts as claims
+from gold_textgen.comparisons import method_test
+from gold_textgen.comparisons.claim_verdicts import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    SUPPORTED,
+    Measured,
+    contrast_of,
+    decide,
+    deciding_levels,
+    measure,
+)
+from gold_textgen.comparisons.method_test import Noise
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.runtime.checked_parquet import write_checked_parquet
 from gold_textgen.runtime.files import write_jsonl
@@ -185,8 +195,8 @@ def test_every_claims_resamples_are_drawn_jointly_for_every_seed_and_model(claim
 def test_the_papers_effect_comes_from_the_row_of_the_tasks_data_set_and_model():
     """nqg_real trains NQG++ on NQG: its claims carry Table 1's NQG++ row (GOLD-s 16.10 against 14.23, +13.1%
     of the baseline), not the median over the paper's six rows (+3.98%); the demo language has no row."""
+    from gold_textgen.claims.paper_claims import experiment_claims
     from gold_textgen.config.layers import merged_config
-    from gold_textgen.config.paper_claims import experiment_claims
     from gold_textgen.config.schema import validate_config
 
     real = validate_config(merged_config(REPO / "config.yaml", [REPO / "configs" / "nqg_real.yaml"]))

@@ -99,7 +99,7 @@ def test_the_plan_gives_each_job_the_threads_a_run_on_its_cores_gives(monkeypatc
 
 def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_experiment(monkeypatch):
     """Snakemake reads every word after --configfile as one more config file; --replace is the explicit
-    way to retrain in place what another config made under the name (workflow/experiment_index.py)."""
+    way to retrain in place what another config made under the name (bookkeeping/experiment_index.py)."""
     monkeypatch.chdir(REPO)
     calls = []
     monkeypatch.setattr("gold_textgen.cli.main.subprocess.call", lambda command, env: calls.append((command, env)) or 0)

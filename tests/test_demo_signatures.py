@@ -9,14 +9,14 @@ import pandas as pd
 import yaml
 from conftest import REPO
 
-from gold_textgen.analysis.claims import Measured, decide
-from gold_textgen.analysis.demo_signatures import main, run_checks
-from gold_textgen.analysis.method_test import Noise
+from gold_textgen.bookkeeping.experiment_index import owned_settings, record_run
+from gold_textgen.claims.paper_claims import experiment_claims
+from gold_textgen.comparisons.claim_verdicts import Measured, decide
+from gold_textgen.comparisons.demo_signatures import main, run_checks
+from gold_textgen.comparisons.method_test import Noise
 from gold_textgen.config.layers import merged_config
-from gold_textgen.config.paper_claims import experiment_claims
 from gold_textgen.config.schema import validate_config
 from gold_textgen.runtime.files import content_digest
-from gold_textgen.workflow.experiment_index import owned_settings, record_run
 
 
 def write_claims(root, contradicted, left_out=()):

@@ -18,7 +18,7 @@ from conftest import README_EXPERIMENTS, REPO, SNAKEMAKE, driver_environment
 from snakemake_in_process import snakemake_in_process
 
 from gold_textgen.catalog import LOSSES
-from gold_textgen.config.generated_pages import COMMAND, stale_pages
+from gold_textgen.docs_pages.generated_pages import COMMAND, stale_pages
 
 pytestmark = pytest.mark.workflow
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gold_textgen.bookkeeping import experiment_index
 from gold_textgen.config.layers import name_sources
-from gold_textgen.workflow import experiment_index
 
 BASE = ("config.yaml", {"experiment": {"name": "demo"}})
 SMOKE = ("configs/smoke.yaml", {"experiment": {"name": "smoke"}, "tasks": {}})

@@ -1,4 +1,4 @@
-"""`gold-textgen export` (models/export.py) on what it cannot or must not write: a recurrent model, which
+"""`gold-textgen export` (model_exchange/export.py) on what it cannot or must not write: a recurrent model, which
 has no transformers class, and a folder that exists. The exports of trained workflow models are checked
 where those models are trained (tests/test_causal_workflow.py, with tests/exported_models.py)."""
 

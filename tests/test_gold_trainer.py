@@ -9,6 +9,7 @@ import torch
 from settings import TINY_MODEL, demo_spec, objective_settings
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
 
+from gold_textgen.checkpoints.checkpoint_state import LaggedPolicySync
 from gold_textgen.config.schema import load_schema
 from gold_textgen.data.demo_task import generate_split
 from gold_textgen.data.seq2seq_batches import PaddedFieldsCollator, tokenize_records
@@ -18,7 +19,6 @@ from gold_textgen.models.transformer import build_scratch_model
 from gold_textgen.objectives.gold import REWARD_KINDS
 from gold_textgen.objectives.weighted_nll import reference_logprobs
 from gold_textgen.runtime.errors import ConfigError
-from gold_textgen.training.checkpoint_state import LaggedPolicySync
 from gold_textgen.training.fine_tune_trainer import REWARD_FIELD, FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights
 from gold_textgen.training.objective_settings import ObjectiveSettings

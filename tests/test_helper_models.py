@@ -20,12 +20,12 @@ from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq, Seq2SeqTr
 from yaml import safe_load
 
 from gold_textgen.data.seq2seq_batches import encode_records
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training.fine_tune_trainer import FineTuneTrainer
 from gold_textgen.training.helper_models import HelperModels, model_from_weights, patched_modules
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 trl = pytest.importorskip("trl", reason="TRL (pip install -e '.[dev]') runs the SFTTrainer tests")
-from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer  # noqa: E402 (needs TRL)
+from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer  # noqa: E402 (needs TRL)
 
 LENGTH = 10
 SYNC_EVERY = 3

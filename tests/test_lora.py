@@ -18,8 +18,8 @@ from transformers import AutoModelForCausalLM, DataCollatorForSeq2Seq, Trainer, 
 from gold_textgen.models.lora import with_lora
 from gold_textgen.models.prompt_completion import build_causal_model
 from gold_textgen.models.transformer import load_pretrained_model
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training.helper_models import AdapterHelper, HelperModels
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 LORA = {"r": 4, "alpha": 8, "dropout": 0.0, "target_modules": "all-linear"}
 HELPER_ADAPTERS = ("lagged_policy", "frozen_start")
@@ -115,7 +115,7 @@ def test_lora_pi_tilde_lags_and_the_starting_adapter_stays_in_a_real_trainer(set
     watch = Watch(loss, probe, rebuilt=lambda model: loaded(model, policy_weights(model)))
     steps = SYNC_EVERY + 1
     if kind == "objective_sft_trainer":
-        from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
+        from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer
 
         trainer = ObjectiveSFTTrainer(
             model=policy,

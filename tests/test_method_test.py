@@ -1,4 +1,4 @@
-"""The test about the method (analysis/method_test.py): known answers at its two ends (Student's t over seeds,
+"""The test about the method (comparisons/method_test.py): known answers at its two ends (Student's t over seeds,
 the normal test on the test set), the shared variance read from joint resamples, bounds that agree with the
 p-values, power against simulation, and its level simulated at 3, 5 and 10 seeds with seed noise and shared
 test-set noise, each alone and together."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from gold_textgen.analysis import method_test
-from gold_textgen.analysis.method_test import Noise
+from gold_textgen.comparisons import method_test
+from gold_textgen.comparisons.method_test import Noise
 
 # The mixes of noise the level is checked at: (sd of one seed's own effect, sd of the test set's shared part
 # of the mean contrast, sd of the seed-by-example part). The demo's measured ratios of shared to seed noise
@@ -84,7 +84,7 @@ SMALL_SPREAD_MIXES = {
 
 
 def _small_spread_runs_through_noise_of(rng, reps: int, seeds: int, mix, resamples: int = 200):
-    """reps runs measured as the claims measure them (analysis/claims.py): per-seed contrasts on one test set
+    """reps runs measured as the claims measure them (comparisons/claim_verdicts.py): per-seed contrasts on one test set
     of EXAMPLES examples and their joint bootstrap resamples (one set of resampled examples for all runs,
     each run's own examples drawn afresh); for the runs whose seeds' sample variance fell below a quarter of
     the seed-by-example variance their resamples show, p_for with the noise Noise.of reads."""

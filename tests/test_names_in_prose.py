@@ -193,8 +193,8 @@ def known_words() -> frozenset[str]:
     """What a bare snake_case name may be: a name the project's Python defines (parameters included), a
     config key, a word of the package's strings (columns, files, labels), a shipped config's name, a
     registered claim, a rule."""
-    from gold_textgen.analysis.significance import BASELINES
-    from gold_textgen.config.paper_claims import CLAIMS
+    from gold_textgen.claims.paper_claims import CLAIMS
+    from gold_textgen.comparisons.significance import BASELINES
 
     words = set().union(*definitions(tuple(tracked())).values()) | config_keys() | defined_names() | set(CLAIMS)
     words |= set(re.findall(r"[a-z][a-z0-9_]*", written_names()))

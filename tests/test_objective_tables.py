@@ -5,9 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from gold_textgen.analysis.objectives_table import objectives_figure, objectives_table, to_markdown
-from gold_textgen.analysis.on_policy_table import table4
-from gold_textgen.analysis.on_policy_table import to_markdown as table4_markdown
+from gold_textgen.comparisons.objectives_table import objectives_figure, objectives_table, to_markdown
+from gold_textgen.comparisons.on_policy_table import table4
+from gold_textgen.comparisons.on_policy_table import to_markdown as table4_markdown
 from gold_textgen.config import views
 
 
@@ -93,7 +93,7 @@ def test_table4_leaves_out_the_tasks_trained_without_on_policy_objectives():
 
 
 def test_the_footer_states_each_objectives_label_smoothing():
-    from gold_textgen.analysis.objectives_table import smoothing_note
+    from gold_textgen.comparisons.objectives_table import smoothing_note
     from gold_textgen.config.schema import validate_config
 
     config = validate_config(

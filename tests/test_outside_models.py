@@ -19,8 +19,8 @@ from transformers import AutoModelForCausalLM
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.data.tokenization import load_tokenizer
-from gold_textgen.models.import_record import checked_import, tokenizer_folder, write_import_record
-from gold_textgen.models.imported import load_saved_model
+from gold_textgen.model_exchange.import_record import checked_import, tokenizer_folder, write_import_record
+from gold_textgen.model_exchange.imported import load_saved_model
 from gold_textgen.models.input_contract import reads_prompt_completion
 from gold_textgen.runtime.errors import ConfigError
 

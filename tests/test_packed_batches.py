@@ -13,9 +13,9 @@ from test_causal_models import tiny_causal_setup
 from test_trainer_losses import sft_trainer
 
 from gold_textgen.data.seq2seq_batches import encode_records
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training.helper_models import model_from_weights
 from gold_textgen.training.packed_examples import one_example_per_row
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 trl_collators = pytest.importorskip("trl.trainer.sft_trainer", reason="TRL (pip install -e '.[dev]') builds the packed batches")
 

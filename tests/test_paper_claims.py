@@ -1,4 +1,4 @@
-"""The claims registry (config/paper_claims.py): the paper's numbers it derives effects from are those of
+"""The claims registry (claims/paper_claims.py): the paper's numbers it derives effects from are those of
 configs/paper.yaml, every claim names its source and contrast, and an experiment's claims follow from its
 grid alone."""
 
@@ -8,9 +8,9 @@ import pytest
 import yaml
 from conftest import REPO
 
-from gold_textgen.config import paper_claims, paper_numbers
-from gold_textgen.config.claim_types import SCALES
-from gold_textgen.config.paper_claims import CLAIMS, CONTRASTS, WITHDRAWN, covered_claims, outputs_read
+from gold_textgen.claims import paper_claims, paper_numbers
+from gold_textgen.claims.claim_types import SCALES
+from gold_textgen.claims.paper_claims import CLAIMS, CONTRASTS, WITHDRAWN, covered_claims, outputs_read
 
 
 def paper_results():
@@ -99,10 +99,10 @@ def test_the_successors_claims_quote_their_papers_and_configs_objectives_yaml_te
     control; GEM and the objectives of 2025-2026 stand listed with the reason they are not registered; the
     objectives grid covers every successor claim, and the demo's grid none of them."""
     from gold_textgen.catalog import LOSSES
+    from gold_textgen.claims.paper_claims import experiment_claims
+    from gold_textgen.claims.successor_claims import NOT_REGISTERED, successor_claims
     from gold_textgen.config.layers import merged_config
-    from gold_textgen.config.paper_claims import experiment_claims
     from gold_textgen.config.schema import validate_config
-    from gold_textgen.config.successor_claims import NOT_REGISTERED, successor_claims
 
     successors = successor_claims()
     assert {system for claim in successors for system in claim.systems} == {"dft", "tailr", "mixce", "loss_truncation"}

@@ -9,13 +9,13 @@ import pytest
 from conftest import REPO, job_counts, run_snakemake
 from transformers import GenerationConfig
 
+from gold_textgen.bookkeeping.resources import size_class, stage_request
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
 from gold_textgen.config.views import decoder_view, decoding_view, task_config
 from gold_textgen.evaluation.decoding import generation_config
 from gold_textgen.models.description import model_family
 from gold_textgen.training.training_job import accumulation_steps
-from gold_textgen.workflow.resources import size_class, stage_request
 
 PAPER = REPO / "configs" / "paper.yaml"
 # NQG and CNN/DM with standard models (Tables 1-2), then the four of Table 3; MLE, the control, GOLD-delta/p/s

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, SNAKEMAKE, job_counts, run_snakemake
+from conftest import OFFLINE, REPO, SNAKEMAKE, driver_environment, job_counts, run_snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -89,6 +89,48 @@ def test_weights_swapped_inside_a_model_folder_rerun_what_reads_them_and_status_
     assert "changed since their jobs wrote them" in status.output and "gold_s/seed1" in status.output
     planned = job_counts(run_snakemake(checkout, "-n", "--quiet", "rules", "--configfile", str(REPO / "configs" / "smoke.yaml")).stdout)
     assert {"evaluate_test", "table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
+
+
+def job_starts(log) -> int:
+    """How many starts a job's log records (a start's first line names the job environment); 0 without one."""
+    try:
+        return log.read_text().count("job environment")
+    except FileNotFoundError:
+        return 0
+
+
+def test_an_input_changed_after_the_plan_stops_the_job_that_reads_it_and_the_next_plan_takes_it(tiny_run, tmp_path):
+    """GOLD-s's fine-tuning rerun (forced) on the way to Table 1; while it trains, the control's test scores
+    are edited with their time kept, after the plan looked at them. Table 1's job, which starts later,
+    refuses to read them and names the file; the next run's plan takes the edit and rebuilds the table."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(tiny_run, workdir, symlinks=True)
+    config = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
+    scores = workdir / "results/smoke/scores/demo/mle_continued/seed1/test/greedy/sample0.json"
+    training_log = workdir / "logs/smoke/fine_tune/demo/gold_s/seed1.log"
+    logged = job_starts(training_log)
+    command = [str(SNAKEMAKE), "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir), "--cores", "1"]
+    command += ["--forcerun", "results/smoke/models/demo/gold_s/seed1", "results/smoke/tables/table1_main.csv", *config]
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=driver_environment(OFFLINE))
+    deadline, removed = time.monotonic() + 120, False
+    while driver.poll() is None and time.monotonic() < deadline:  # until the fine-tuning job has started
+        starts = job_starts(training_log)
+        removed = removed or starts == 0  # Snakemake may remove the old log before the job writes its own
+        if starts > logged or (removed and starts):
+            break
+        time.sleep(0.02)
+    assert driver.poll() is None, "the run ended before the fine-tuning job started"
+    before = scores.stat()
+    scores.write_text(json.dumps({**json.loads(scores.read_text()), "bleu": 99.0}))
+    os.utime(scores, ns=(before.st_atime_ns, before.st_mtime_ns))
+    output, _ = driver.communicate(timeout=600)
+    assert driver.returncode != 0, output[-3000:]
+    refusal = (workdir / "logs/smoke/table1/table1.log").read_text().splitlines()[-1]
+    assert "results/smoke/scores/demo/mle_continued/seed1/test/greedy/sample0.json" in refusal, refusal
+    assert "changed after the job that wrote it finished" in refusal, refusal
+    planned = job_counts(run_snakemake(workdir, "-n", "--quiet", "rules", *config).stdout)
+    assert "table1" in planned and not TRAINING_RULES & set(planned), planned
+    run_snakemake(workdir, "--cores", "1", "results/smoke/tables/table1_main.csv", *config)
 
 
 def test_changing_a_decoder_setting_reruns_decoding_but_not_training(tiny_run, tmp_path):

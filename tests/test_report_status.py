@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gold_textgen.workflow.report_status import description, is_report_run, out_of_date, summary_command, warning
+from gold_textgen.bookkeeping.report_status import description, is_report_run, out_of_date, summary_command, warning
 
 SUMMARY = """Building DAG of jobs...
 output_file\tdate\trule\tlog-file(s)\tstatus\tplan

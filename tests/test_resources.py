@@ -3,7 +3,7 @@ class asks for what its jobs need."""
 
 import pytest
 
-from gold_textgen.workflow.resources import GPU_STAGES, REQUESTS, size_class, stage_request, training_examples
+from gold_textgen.bookkeeping.resources import GPU_STAGES, REQUESTS, size_class, stage_request, training_examples
 
 SMALL_MODEL = {"kind": "scratch", "architecture": "transformer", "d_model": 64, "ffn_dim": 128, "encoder_layers": 2, "decoder_layers": 2}
 SYNTHETIC = {"kind": "synthetic", "num_train": 20000}

@@ -22,7 +22,7 @@ from driver_control import (
 )
 from package_copies import edited_package
 
-from gold_textgen.training.checkpoints import FINGERPRINT_FILE
+from gold_textgen.checkpoints.resuming import FINGERPRINT_FILE
 
 pytestmark = pytest.mark.workflow
 

@@ -1,4 +1,4 @@
-"""`gold-textgen sft --config x.yaml` (training/sft_command.py): TRL's own SFT arguments plus a loss block
+"""`gold-textgen sft --config x.yaml` (sft/sft_command.py): TRL's own SFT arguments plus a loss block
 train a causal LM with an objective of the catalog through ObjectiveSFTTrainer. Here GOLD-s with a LoRA
 adapter on a 20-example conversational jsonl, the loss on the assistant's turns alone (the tokenizer's chat
 template), on a tiny local model: seconds."""
@@ -86,7 +86,7 @@ def at_train(monkeypatch):
 
     from transformers import PreTrainedModel
 
-    from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
+    from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer
 
     def models() -> list:
         gc.collect()

@@ -12,8 +12,8 @@ import torch
 import torch.distributed as dist
 from test_causal_models import tiny_causal_setup
 
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training.helper_models import model_from_weights
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 
 @pytest.fixture

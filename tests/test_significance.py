@@ -1,12 +1,12 @@
-"""Known answers for the significance of a difference between two objectives (analysis/significance.py)."""
+"""Known answers for the significance of a difference between two objectives (comparisons/significance.py)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from gold_textgen.analysis.paper_comparison import ExampleStatistics, Run
-from gold_textgen.analysis.significance import ONE_SEED, Comparison, compare, reading, seed_interval, significance_table
-from gold_textgen.analysis.significance_report import cell, note, significance_columns, with_significance
+from gold_textgen.comparisons.significance import ONE_SEED, Comparison, compare, reading, seed_interval, significance_table
+from gold_textgen.comparisons.significance_report import cell, note, significance_columns, with_significance
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.runtime.files import write_jsonl
 
@@ -172,7 +172,7 @@ def test_a_one_seed_table_gives_no_verdict_on_the_method(tmp_path):
     """One training seed (configs/local_example_quick.yaml's design): GOLD-s far above MLE on the test set,
     yet the table's `significant` and Table 1's compact cell say "one seed: these models on this test set",
     never yes or no: the seeds' spread is unmeasured, so nothing is said about the method."""
-    from gold_textgen.analysis.significance_report import cell
+    from gold_textgen.comparisons.significance_report import cell
 
     poor = [f"a cat number {i} sat on a mat" for i in range(20)]
     runs = generation_runs(tmp_path, {"mle": {1: poor}, "mle_continued": {1: poor}, "gold_s": {1: REFERENCES}})

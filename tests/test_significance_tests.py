@@ -1,4 +1,4 @@
-"""Known answers for the paired tests (analysis/paired_tests.py) against sacrebleu's own PairedTest and
+"""Known answers for the paired tests (comparisons/paired_tests.py) against sacrebleu's own PairedTest and
 scipy, Holm's adjustment, the power figures, sacrebleu's private statistics API, and the human-evaluation
 tally's agreement and sign test."""
 
@@ -12,8 +12,8 @@ import pytest
 import sacrebleu
 from sacrebleu.significance import PairedTest
 
-from gold_textgen.analysis import paired_tests
 from gold_textgen.analysis.human_eval import fleiss_kappa, sign_test, tally
+from gold_textgen.comparisons import paired_tests
 from gold_textgen.evaluation import sacrebleu_statistics
 
 REAL_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "real" / "nqg_zhou2017_dev" / "dev.txt.shuffle.dev.target.txt"

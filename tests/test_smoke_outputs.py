@@ -11,8 +11,8 @@ import pytest
 import yaml
 from conftest import REPO, run_snakemake
 
+from gold_textgen.claims.paper_claims import experiment_claims
 from gold_textgen.config.layers import merged_config
-from gold_textgen.config.paper_claims import experiment_claims
 from gold_textgen.config.schema import validate_config
 
 pytestmark = pytest.mark.workflow

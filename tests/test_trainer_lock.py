@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from gold_textgen.training import trainer_lock
-from gold_textgen.training.trainer_lock import HELD_FILE, CheckpointsInUse, lock_checkpoints, mount_of, node_local_flock
+from gold_textgen.checkpoints import trainer_lock
+from gold_textgen.checkpoints.trainer_lock import HELD_FILE, CheckpointsInUse, lock_checkpoints, mount_of, node_local_flock
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +95,7 @@ def test_of_processes_that_find_one_stale_lock_at_once_exactly_one_takes_it_over
     os.utime(stale, (old, old))
     child = (
         "import sys, time\n"
-        "from gold_textgen.training import trainer_lock\n"
+        "from gold_textgen.checkpoints import trainer_lock\n"
         "check = trainer_lock._holder_gone\n"
         "def slow(path, now):\n"
         "    gone = check(path, now)\n"

@@ -1,4 +1,4 @@
-"""The objectives as a loss for a plain transformers Trainer and TRL's SFTTrainer (training/trainer_losses.py):
+"""The objectives as a loss for a plain transformers Trainer and TRL's SFTTrainer (sft/trainer_losses.py):
 on the same batch, each equals the workflow trainer's loss (the causal model in the workflow's prompt ->
 completion contract there, a plain causal LM with TRL's label layout here), and a few SFTTrainer steps run,
 checkpoint and resume to the uninterrupted run's weights."""
@@ -20,9 +20,9 @@ from transformers import DataCollatorForSeq2Seq
 
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.objectives.loss_truncation import LossTruncation
+from gold_textgen.sft.trainer_losses import ObjectiveLoss
 from gold_textgen.training import objective_loss
 from gold_textgen.training.helper_models import model_from_weights
-from gold_textgen.training.trainer_losses import ObjectiveLoss
 
 LENGTH = 10
 # Every objective of the shipped configs with its settings there, and plain NLL.
@@ -145,7 +145,7 @@ def sft_trainer(model, tokenizer, records, output_dir, max_steps: int, loss: Obj
         completion_only_loss=True,
         bf16=False,  # TRL's default is bf16 autocast, on a CPU too
     )
-    from gold_textgen.training.sft_trainer import ObjectiveSFTTrainer
+    from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer
 
     return ObjectiveSFTTrainer(
         model=model,

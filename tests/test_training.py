@@ -13,15 +13,9 @@ from conftest import REPO, tiny_task
 from settings import TINY_MODEL
 from transformers import AutoTokenizer, TrainerCallback
 
-from gold_textgen.config.schema import defaults
-from gold_textgen.config.views import training_view
-from gold_textgen.data.seq2seq_batches import length_sorted_batches
-from gold_textgen.evaluation.token_nll import write_token_nll
-from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
-from gold_textgen.runtime.files import read_json, write_jsonl
-from gold_textgen.training.checkpoint_loading import never_saved_keys, unexplained_missing_keys
-from gold_textgen.training.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
-from gold_textgen.training.checkpoints import (
+from gold_textgen.checkpoints.checkpoint_loading import never_saved_keys, unexplained_missing_keys
+from gold_textgen.checkpoints.checkpoint_state import LAGGED_POLICY_FILE, LaggedPolicySync
+from gold_textgen.checkpoints.resuming import (
     COMPLETE_FILE,
     FINGERPRINT_FILE,
     CheckpointsInUse,
@@ -29,6 +23,12 @@ from gold_textgen.training.checkpoints import (
     discard_checkpoints,
     fingerprint,
 )
+from gold_textgen.config.schema import defaults
+from gold_textgen.config.views import training_view
+from gold_textgen.data.seq2seq_batches import length_sorted_batches
+from gold_textgen.evaluation.token_nll import write_token_nll
+from gold_textgen.models.transformer import build_scratch_model, count_parameters, load_pretrained_model
+from gold_textgen.runtime.files import read_json, write_jsonl
 from gold_textgen.training.fine_tune import fine_tune
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.samplers import TokenBudgetBatchSampler
@@ -274,7 +274,7 @@ def test_changed_training_data_starts_fresh_instead_of_resuming(tiny_data, tmp_p
         train_mle(TrainingJob(**{**job.__dict__, "callbacks": (CrashAfterCheckpoint(2),)}))
     records = [json.loads(line) for line in train.read_text().splitlines()]
     write_jsonl(train, [{**r, "target": " ".join(reversed(r["target"].split()))} for r in records])  # every target replaced
-    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints.resuming"):
         summary = train_mle(job)
     assert summary["resumed_from"] is None
     assert "changed: input 'train'" in caplog.text
@@ -290,7 +290,7 @@ def test_a_checkpoint_of_other_code_is_never_resumed(tiny_data, tmp_path, caplog
     before = TrainingJob(tiny_task(TINY_MODEL), "mle", 1, *paths, code_version="code-before")
     with pytest.raises(RuntimeError, match="killed after checkpoint-2"):
         train_mle(TrainingJob(**{**before.__dict__, "callbacks": (CrashAfterCheckpoint(2),)}))
-    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints.resuming"):
         summary = train_mle(TrainingJob(**{**before.__dict__, "code_version": "code-after"}))
     assert summary["resumed_from"] is None
     assert "starting fresh" in caplog.text and "code changed (code-before -> code-after)" in caplog.text
@@ -353,13 +353,13 @@ def test_the_log_names_each_setting_changed_since_the_finished_run(tmp_path, cap
     first, second = identity(0), identity(3)
     claim_checkpoints(tmp_path, first)
     discard_checkpoints(tmp_path)
-    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints.resuming"):
         assert claim_checkpoints(tmp_path, second) is None
     assert "finished changed since: the training settings (task.generation.no_repeat_ngram_size: 0 -> 3)" in caplog.text
     assert "max_new_tokens" not in caplog.text and "input 'train'" not in caplog.text
     discard_checkpoints(tmp_path)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="gold_textgen.training.checkpoints"):
+    with caplog.at_level(logging.INFO, logger="gold_textgen.checkpoints.resuming"):
         claim_checkpoints(tmp_path, second)
     assert "finished with the same settings and inputs" in caplog.text
 
@@ -368,7 +368,7 @@ def test_the_log_names_each_setting_changed_since_the_finished_run(tmp_path, cap
 # starts in a fraction of a second).
 HOLD_CHECKPOINTS = """
 import sys, time
-from gold_textgen.training.trainer_lock import lock_checkpoints
+from gold_textgen.checkpoints.trainer_lock import lock_checkpoints
 lock_checkpoints(sys.argv[1])
 print("claimed", flush=True)
 time.sleep(120)

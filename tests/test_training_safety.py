@@ -13,7 +13,7 @@ from settings import TINY_MODEL
 from test_training import CrashAfterCheckpoint
 from transformers import TrainerCallback
 
-from gold_textgen.training.checkpoints import COMPLETE_FILE
+from gold_textgen.checkpoints.resuming import COMPLETE_FILE
 from gold_textgen.training.divergence import TrainingDiverged
 from gold_textgen.training.mle import train_mle
 from gold_textgen.training.training_job import TrainingJob

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gold_textgen.analysis.training_marks import COLUMN, KEPT_FIRST, Marks, note, training_marks, with_training_marks
-from gold_textgen.workflow.convergence import UnconvergedStart, require_converged_start, run_summary
+from gold_textgen.bookkeeping.convergence import UnconvergedStart, require_converged_start, run_summary
 
 
 def finished_run(folder, dev_bleu, cap, best_step=None, global_step=None):
@@ -119,9 +119,9 @@ def test_a_fixed_budget_run_keeps_its_last_model_and_a_rise_within_the_threshold
 def test_an_imported_model_is_marked_in_every_table_and_claim(tmp_path):
     """`imported`: `yes` on each row of an imported model (seed and mean rows alike), a footnote naming it, and
     in the claims table the compared models that were imported."""
-    from gold_textgen.analysis.claims_report import with_imported
     from gold_textgen.analysis.training_marks import IMPORTED
-    from gold_textgen.config.paper_claims import ClaimTest
+    from gold_textgen.claims.paper_claims import ClaimTest
+    from gold_textgen.comparisons.claims_report import with_imported
 
     pd.DataFrame({"objective": ["gold_s"], "seed": [1], "still_improving": [False]}).to_csv(tmp_path / "demo.csv", index=False)
     marks = training_marks({"demo": tmp_path / "demo.csv"}, {"demo": ["mle"], "other": []})

@@ -1,4 +1,4 @@
-"""The code in a result's identity (workflow/code_identity.py): an edit to the code a job runs makes it
+"""The code in a result's identity (bookkeeping/code_identity.py): an edit to the code a job runs makes it
 out of date, an edit to a comment or docstring does not; and the digest itself."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import yaml
 from conftest import REPO, job_counts, run_snakemake
 from package_copies import edited_package, package_copy
 
-from gold_textgen.workflow import code_identity
-from gold_textgen.workflow.code_identity import behaviour_text, module_closure, package_root, script_code_version
+from gold_textgen.bookkeeping import code_identity
+from gold_textgen.bookkeeping.code_identity import behaviour_text, module_closure, package_root, script_code_version
 
 SMOKE = ("--configfile", str(REPO / "configs" / "smoke.yaml"))
 FINE_TUNED = 4  # mle_continued, gold_delta, gold_p, gold_s of configs/smoke.yaml
@@ -158,7 +158,7 @@ def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run,
     pages = tmp_path / "pages"
     (pages / "docs" / "reference").mkdir(parents=True)
     shutil.copy(REPO / "docs" / "development.md", pages / "docs")  # its code map is generated too
-    generate = [sys.executable, "-m", "gold_textgen.config.generated_pages", str(pages)]
+    generate = [sys.executable, "-m", "gold_textgen.docs_pages.generated_pages", str(pages)]
     subprocess.run(generate, env={**os.environ, **env}, check=True, capture_output=True, timeout=120)
     assert "| `made_up` | Made up | weight 1, a row of this test |" in (pages / "docs" / "reference" / "objectives.md").read_text()
     assert '`"made_up"`' in (pages / "docs" / "reference" / "config.md").read_text()  # the schema's loss enum
@@ -237,7 +237,7 @@ def test_editing_the_table_code_rebuilds_the_tables_only(tiny_run, tmp_path):
 
 
 def test_a_same_size_edit_with_its_time_put_back_is_not_hidden_by_the_digest_cache(tmp_path, monkeypatch):
-    from gold_textgen.workflow import code_identity
+    from gold_textgen.bookkeeping import code_identity
 
     monkeypatch.setattr(code_identity, "_cache", None)  # the test's own cache, dropped after it
     monkeypatch.setattr(code_identity, "_cache_path", None)
@@ -262,7 +262,7 @@ def test_the_digest_cache_is_written_once_at_exit_and_forgets_deleted_files(tmp_
     """Planning digests every step's code: the cache file is written once, when the process ends (it was
     rewritten for every module read, a hundred times per plan), and holds only files that still exist (a
     deleted copy of the package leaves nothing behind)."""
-    from gold_textgen.workflow import code_identity
+    from gold_textgen.bookkeeping import code_identity
 
     monkeypatch.setattr(code_identity, "_cache", None)
     monkeypatch.setattr(code_identity, "_cache_path", None)
@@ -296,7 +296,7 @@ def test_a_process_that_digests_code_leaves_the_cache_file_at_its_exit(tmp_path)
     cache = tmp_path / "digests.json"
     script = f"""
 from pathlib import Path
-from gold_textgen.workflow import code_identity
+from gold_textgen.bookkeeping import code_identity
 code_identity.use_cache({str(cache)!r})
 code_identity.script_code_version(Path({str(MLE[0])!r}), None, {MLE[1]!r})
 """

@@ -1,12 +1,12 @@
-"""Snakemake adapter: rule claims -> gold_textgen.analysis.claims (the paper's registered claims)."""
+"""Snakemake adapter: rule claims -> gold_textgen.comparisons.claim_verdicts (the paper's registered claims)."""
 
 from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
-from gold_textgen.analysis.claims import claims_table, runs_by_task
-from gold_textgen.analysis.claims_report import method_note, to_markdown, with_imported
-from gold_textgen.config.paper_claims import ClaimTest
+from gold_textgen.claims.paper_claims import ClaimTest
+from gold_textgen.comparisons.claim_verdicts import claims_table, runs_by_task
+from gold_textgen.comparisons.claims_report import method_note, to_markdown, with_imported
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.runtime.files import write_csv, write_html_table, write_text
 from gold_textgen.runtime.logs import log_to_file

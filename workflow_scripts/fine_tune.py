@@ -6,10 +6,10 @@ hand_over()  # from here on, in a fork of a process that has the heavy libraries
 
 from pathlib import Path
 
+from gold_textgen.bookkeeping.convergence import require_converged_start
 from gold_textgen.runtime.logs import log_to_file
 from gold_textgen.runtime.model_process import prepare_model_process
 from gold_textgen.training.launch import rule_job, run_training, worker_count
-from gold_textgen.workflow.convergence import require_converged_start
 
 with log_to_file(snakemake.log[0]):
     prepare_model_process(snakemake.threads)

@@ -1,4 +1,4 @@
-"""Snakemake adapter: rule import_model -> gold_textgen.models.import_record (the record) and
+"""Snakemake adapter: rule import_model -> gold_textgen.model_exchange.import_record (the record) and
 gold_textgen.data.checkpoint_tokenizer (its tokenizer, checked)."""
 
 from gold_textgen.runtime.warm_start import hand_over
@@ -8,7 +8,7 @@ hand_over()  # from here on, in a fork of a process that has the heavy libraries
 from pathlib import Path
 
 from gold_textgen.data.checkpoint_tokenizer import checked_tokenizer_settings
-from gold_textgen.models.import_record import checked_import, recorded_tokenizer_folder, write_import_record
+from gold_textgen.model_exchange.import_record import checked_import, recorded_tokenizer_folder, write_import_record
 from gold_textgen.runtime.files import read_jsonl
 from gold_textgen.runtime.logs import log_to_file
 

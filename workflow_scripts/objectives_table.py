@@ -1,4 +1,4 @@
-"""Snakemake adapter: rule objectives_table -> gold_textgen.analysis.objectives_table."""
+"""Snakemake adapter: rule objectives_table -> gold_textgen.comparisons.objectives_table."""
 
 from gold_textgen.runtime.warm_start import hand_over
 
@@ -6,11 +6,11 @@ hand_over()  # from here on, in a fork of a process that has the heavy libraries
 
 import pandas as pd
 
-from gold_textgen.analysis.objectives_table import objectives_table, smoothing_note, write_objectives
-from gold_textgen.analysis.significance_report import note, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
+from gold_textgen.comparisons.objectives_table import objectives_table, smoothing_note, write_objectives
+from gold_textgen.comparisons.significance_report import note, with_significance
 from gold_textgen.runtime.files import write_html_table
 from gold_textgen.runtime.logs import log_to_file
 

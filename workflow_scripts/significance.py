@@ -1,14 +1,14 @@
-"""Snakemake adapter: rule significance -> gold_textgen.analysis.significance."""
+"""Snakemake adapter: rule significance -> gold_textgen.comparisons.significance."""
 
 from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
 from gold_textgen.analysis.paper_comparison import Run
-from gold_textgen.analysis.significance import significance_table
-from gold_textgen.analysis.significance_report import method_note, to_markdown
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
+from gold_textgen.comparisons.significance import significance_table
+from gold_textgen.comparisons.significance_report import method_note, to_markdown
 from gold_textgen.evaluation.metrics import Scoring
 from gold_textgen.runtime.files import write_csv, write_html_table, write_text
 from gold_textgen.runtime.logs import log_to_file

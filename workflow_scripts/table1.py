@@ -6,10 +6,10 @@ hand_over()  # from here on, in a fork of a process that has the heavy libraries
 
 import pandas as pd
 
-from gold_textgen.analysis.significance_report import note, significance_columns, with_significance
 from gold_textgen.analysis.tables import load_scores, scoring_note, table1, table1_labels, with_families, with_scoring, write_table
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
+from gold_textgen.comparisons.significance_report import note, significance_columns, with_significance
 from gold_textgen.runtime.files import write_html_table
 from gold_textgen.runtime.logs import log_to_file
 

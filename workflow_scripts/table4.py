@@ -1,13 +1,13 @@
-"""Snakemake adapter: rule table4 -> gold_textgen.analysis.on_policy_table."""
+"""Snakemake adapter: rule table4 -> gold_textgen.comparisons.on_policy_table."""
 
 from gold_textgen.runtime.warm_start import hand_over
 
 hand_over()  # from here on, in a fork of a process that has the heavy libraries imported, when one is up
 
-from gold_textgen.analysis.on_policy_table import table4, write_table4
 from gold_textgen.analysis.tables import load_scores, scoring_note
 from gold_textgen.analysis.training_marks import note as marks_note
 from gold_textgen.analysis.training_marks import training_marks, with_training_marks
+from gold_textgen.comparisons.on_policy_table import table4, write_table4
 from gold_textgen.runtime.files import write_html_table
 from gold_textgen.runtime.logs import log_to_file
 

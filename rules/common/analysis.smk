@@ -10,7 +10,7 @@ def sweep_scores(wildcards):
 
 
 def significance_runs(wildcards):
-    """The outputs each objective is compared on (analysis/significance.py): every model's generations of
+    """The outputs each objective is compared on (comparisons/significance.py): every model's generations of
     the evaluation split with the first table decoder (its first sampling run)."""
     decoder = EXPERIMENT["decoders"][0]
     first = gold_views.sample_ids(config["decoders"][decoder])[:1]
@@ -25,7 +25,7 @@ def significance_generations(wildcards):
 
 
 def claim_tests(wildcards=None):
-    """The paper's registered claims the experiment's grid covers (config/paper_claims.py), chosen from
+    """The paper's registered claims the experiment's grid covers (claims/paper_claims.py), chosen from
     the grid alone, one record per test."""
     return [vars(test) for test in gold_paper_claims.experiment_claims(config)]
 

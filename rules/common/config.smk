@@ -13,7 +13,7 @@ try:
     from gold_textgen.config import cross_references as gold_cross_references
     from gold_textgen.config import layers as gold_layers
     from gold_textgen.config import overlays as gold_overlays
-    from gold_textgen.config import paper_claims as gold_paper_claims
+    from gold_textgen.claims import paper_claims as gold_paper_claims
     from gold_textgen.config import schema as gold_schema
     from gold_textgen.config import views as gold_views
     from gold_textgen.cost import device_profile as gold_cost_profile
@@ -23,14 +23,14 @@ try:
     from gold_textgen.data.records import SPLITS
     from gold_textgen.data.sources import download as gold_download
     from gold_textgen.models import description as gold_model_description
-    from gold_textgen.models import import_record as gold_imported
+    from gold_textgen.model_exchange import import_record as gold_imported
     from gold_textgen.runtime import cluster as gold_cluster
     from gold_textgen.runtime import file_times as gold_file_times
     from gold_textgen.runtime.errors import ConfigError
-    from gold_textgen.workflow import code_identity as gold_code_identity
-    from gold_textgen.workflow import experiment_index as gold_experiment_index
-    from gold_textgen.workflow import report_status as gold_report_status
-    from gold_textgen.workflow import resources as gold_resources
+    from gold_textgen.bookkeeping import code_identity as gold_code_identity
+    from gold_textgen.bookkeeping import experiment_index as gold_experiment_index
+    from gold_textgen.bookkeeping import report_status as gold_report_status
+    from gold_textgen.bookkeeping import resources as gold_resources
 except ImportError as error:
     raise WorkflowError(
         "the gold_textgen package is not importable; install the project first (`make setup`, "
@@ -78,7 +78,7 @@ STORE = f"results/{EXPERIMENT['extends'] or EXPERIMENT['name']}"
 LOGS = f"logs/{EXPERIMENT['name']}"
 
 # One folder, one experiment: once it holds models, a run under other settings than those it was made with
-# is refused before it plans anything, whatever its target (workflow/experiment_index.py). Only the process
+# is refused before it plans anything, whatever its target (bookkeeping/experiment_index.py). Only the process
 # that plans: a job's own Snakemake runs under the settings its run was allowed with.
 OWNED_SETTINGS = gold_experiment_index.owned_settings(gold_layers.merge_layers(CONFIG_LAYERS))
 if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
@@ -103,7 +103,7 @@ if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
         if BASE_PROBLEM:
             raise WorkflowError(BASE_PROBLEM)
 
-# Imported checkpoints are folders on this machine before anything is planned (models/import_record.py).
+# Imported checkpoints are folders on this machine before anything is planned (model_exchange/import_record.py).
 if workflow.is_main_process:
     MISSING_CHECKPOINT = gold_imported.missing_checkpoint(config)
     if MISSING_CHECKPOINT:
@@ -113,6 +113,9 @@ if workflow.is_main_process:
 # their contents are unchanged, before Snakemake compares any (runtime/file_times.py). Only the process
 # that plans: a job's own Snakemake (a SLURM step, a local subprocess) plans nothing.
 if workflow.is_main_process:
+    # What each job recorded of its outputs as it finished (runtime/output_records.py) joins the run's record
+    # first: an output edited after its job wrote it counts as changed in place.
+    CHANGED_AFTER_JOB = gold_file_times.fold_job_records(Path.cwd())
     RESTORED_TIMES = gold_file_times.restore(Path.cwd())
     if RESTORED_TIMES:
         logger.info(
@@ -121,7 +124,7 @@ if workflow.is_main_process:
         )
     # An output whose contents changed with its time kept (a file swapped inside a model folder) is
     # treated as an edited file: what reads it reruns, and the run says so.
-    CHANGED_IN_PLACE = gold_file_times.changed_in_place(Path.cwd())
+    CHANGED_IN_PLACE = CHANGED_AFTER_JOB + gold_file_times.changed_in_place(Path.cwd())
     if CHANGED_IN_PLACE:
         logger.warning(
             f"WARNING: {len(CHANGED_IN_PLACE)} outputs changed since their jobs wrote them, their times kept: "
@@ -155,7 +158,7 @@ TRAINING_SPLITS = (
 
 # Where every result lies. Rules declare their outputs with these templates and the input functions fill
 # them in (`path`); the jobs get labels, never paths to parse. The package's readers of a finished
-# experiment folder (analysis/demo_signatures.py, workflow/experiment_index.py) name the few files they
+# experiment folder (comparisons/demo_signatures.py, bookkeeping/experiment_index.py) name the few files they
 # read, relative to that folder.
 DATA = store_path("data/{task}/{split}.jsonl")
 DATA_CHECKS = store_path("data/{task}/checks.json")
@@ -195,7 +198,7 @@ def objective_loss(task, objective):
     return gold_catalog.loss_of(config["tasks"][task]["objectives"][objective]).name
 
 
-# The catalog rows in a step's code identity (workflow/code_identity.py): none for the steps that never
+# The catalog rows in a step's code identity (bookkeeping/code_identity.py): none for the steps that never
 # read one (data, MLE, evaluation), the experiment's losses for the tables and figures that label them; a
 # fine-tuning job reads its own objective's row (training_code_version).
 NO_ROWS = ()
@@ -214,7 +217,7 @@ EXPERIMENT_LOSSES = tuple(
 def code_version(script, *modules, rows=EXPERIMENT_LOSSES):
     """The code identity of the step that runs workflow_scripts/`script`.py (and the package `modules` it
     reaches by name) with the catalog `rows` it reads, as a param: an edit to the code a job runs reruns
-    it (workflow/code_identity.py).
+    it (bookkeeping/code_identity.py).
     """
     adapter = Path(workflow.basedir) / "workflow_scripts" / f"{script}.py"
     return gold_code_identity.script_code_version(adapter, None, modules, tuple(rows))
@@ -269,7 +272,7 @@ onsuccess:
         score for task in EXPERIMENT["tasks"] for score in scores_written(task)
     ):
         logger.warning(f"WARNING: {message}")
-    # This experiment's record, and the index of every experiment in results/ (workflow/experiment_index.py):
+    # This experiment's record, and the index of every experiment in results/ (bookkeeping/experiment_index.py):
     # complete when this run's jobs covered every default target (then nothing of `all` is pending).
     built = {str(output) for job in workflow.dag.jobs for output in job.output}
     record_experiment(complete=set(map(str, final_outputs(None))) <= built)

@@ -108,7 +108,7 @@ def per_task(pattern):
 
 @functools.cache
 def stage_request(task, stage):
-    """GPUs, memory and runtime of a stage for a task (gold_textgen.workflow.resources), worked out once per run."""
+    """GPUs, memory and runtime of a stage for a task (gold_textgen.bookkeeping.resources), worked out once per run."""
     return gold_resources.stage_request(gold_views.task_config(config, task), stage)
 
 

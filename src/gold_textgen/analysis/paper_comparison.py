@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..config.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
+from ..claims.paper_claims import EXPOSURE_BLEU_ORDER, LARGE_NLL, NEAR_ZERO_NLL
 from ..config.views import entry_run
 from ..evaluation import metrics, sacrebleu_statistics
 from ..evaluation.token_table import read_token_table

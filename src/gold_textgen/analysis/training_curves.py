@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..bookkeeping.convergence import run_summary
 from ..runtime.files import write_csv
-from ..workflow.convergence import run_summary
 from .figures import save
 from .objective_names import color, label
 

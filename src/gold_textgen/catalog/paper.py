@@ -17,7 +17,7 @@ def gold_needs(settings: Mapping[str, Any]) -> frozenset[str]:
 
 
 # Each row starts on a line of its own: a job's code identity reads the rows of its losses alone
-# (workflow/code_identity.py).
+# (bookkeeping/code_identity.py).
 ROWS = (
     Loss(
         "gold",

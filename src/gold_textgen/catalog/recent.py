@@ -5,7 +5,7 @@ from __future__ import annotations
 from .rows import COUNT, POSITIVE, Loss, Setting, always
 
 # Each row starts on a line of its own: a job's code identity reads the rows of its losses alone
-# (workflow/code_identity.py).
+# (bookkeeping/code_identity.py).
 ROWS = (
     Loss(
         "asft",

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import yaml
 
+from ..bookkeeping.experiment_index import REPLACE_VARIABLE, read_record
 from ..config.layers import OVERRIDES_SUFFIX
 from ..config.set_overrides import checked_config
 from ..cost.device_profile import DeviceProfile
@@ -20,7 +21,6 @@ from ..cost.dry_run import job_counts
 from ..cost.planned_cost import DryRunFailed, cost_report, planned_jobs_output, snakemake_failure
 from ..runtime.errors import ConfigError
 from ..runtime.files import write_text
-from ..workflow.experiment_index import REPLACE_VARIABLE, read_record
 
 BASE_CONFIG = Path("config.yaml")
 OVERRIDE_FOLDER = Path(".snakemake/gold-textgen")
@@ -206,7 +206,7 @@ def report(configs, overrides, output) -> None:
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
 def signatures(arguments) -> None:
     """The run checks and the paper's registered claims an experiment's grid covers, on its files (--results, --task; --help)."""
-    from ..analysis.demo_signatures import main as signatures_main
+    from ..comparisons.demo_signatures import main as signatures_main
 
     raise SystemExit(signatures_main(list(arguments)))
 
@@ -256,7 +256,7 @@ def export_command(model_dir, out) -> None:
     transformers' Auto classes, peft, lm-eval and vLLM load (docs/guide/decoder-only.md)."""
     from safetensors import SafetensorError
 
-    from ..models.export import export_model
+    from ..model_exchange.export import export_model
 
     if not Path(model_dir).is_dir():
         raise click.ClickException(_not_trained_yet(Path(model_dir)))
@@ -281,7 +281,7 @@ def export_command(model_dir, out) -> None:
 def sft(config_path) -> None:
     """Fine-tune a causal LM with any objective of the catalog through TRL's SFTTrainer, as `trl sft --config`
     does (docs/guide/sft-command.md)."""
-    from ..training.sft_command import run_sft
+    from ..sft.sft_command import run_sft
 
     try:
         output = run_sft(Path(config_path))

@@ -1,5 +1,4 @@
-"""An experiment's config: read strictly (strict_yaml.py), layer by layer (layers.py) and with its
-overlays (overlays.py), checked against the schema (config.schema.yaml, shipped with the package; its
-objective part built from the catalog by objective_schema.py) and across keys, and viewed per rule
-(views.py: each rule's params hold only what changes its output); the paper's claims registry
-(paper_claims.py: which claims a grid covers); and the pages generated from them (generated_pages.py)."""
+"""An experiment's config: read strictly (strict_yaml.py), layer by layer (layers.py), with its overlays
+(overlays.py) and `--set` items (set_overrides.py), checked against the schema (config.schema.yaml, shipped
+with the package; its objective part built from the catalog by objective_schema.py) and across keys, and
+viewed per rule (views.py: each rule's params hold only what changes its output)."""

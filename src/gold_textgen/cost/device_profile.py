@@ -17,9 +17,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..bookkeeping.resources import named_parameters, scratch_parameters
 from ..config.views import is_recurrent
 from ..runtime.errors import ConfigError
-from ..workflow.resources import named_parameters, scratch_parameters
 
 SHAPE_KEYS = ("model", "tokenizer", "max_source_length", "max_target_length")
 # Where a source's data lies, not what it holds: a local copy of the same release is the same shape.

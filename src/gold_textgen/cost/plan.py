@@ -8,8 +8,8 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
+from ..bookkeeping.resources import stage_request
 from ..config.views import task_config
-from ..workflow.resources import stage_request
 from .device_profile import DeviceProfile
 from .dry_run import PlannedJob
 from .estimates import Estimate, job_estimate, runs_a_model, stage_of

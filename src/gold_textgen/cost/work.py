@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..bookkeeping.resources import training_examples
 from ..catalog import needs
 from ..config.views import analysis_settings, evaluated_runs, task_config
-from ..workflow.resources import training_examples
 
 TRAINING_RULES = {"train_mle": "mle", "fine_tune": "fine_tune"}
 

@@ -14,7 +14,7 @@ no transformers class in between):
 
 A folder without `tokenizer.json` (a sentencepiece model alone) has nothing to check against: its
 tokenizer is used as `AutoTokenizer` loads it, and the log says so. A `gold-textgen export` of a workflow
-model (models/export_tokenizer.py) records that the workflow's prompts ended with EOS: the import puts it
+model (model_exchange/export_tokenizer.py) records that the workflow's prompts ended with EOS: the import puts it
 back, so the model is prompted as it was trained. The result is part of the import record
 (`tokenizer`), which every evaluation of the imported model reads.
 """
@@ -27,8 +27,8 @@ from pathlib import Path
 from tokenizers import Tokenizer
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
-from ..models.export_tokenizer import read_export_record
-from ..models.import_record import import_record, recorded_tokenizer_folder
+from ..model_exchange.export_tokenizer import read_export_record
+from ..model_exchange.import_record import import_record, recorded_tokenizer_folder
 from ..runtime.errors import ConfigError
 from .tokenization import load_tokenizer, padding_right
 

@@ -1,6 +1,6 @@
 """sacrebleu's corpus metrics (BLEU, chrF, chrF++, TER) as per-example sufficient statistics and a score
 of their sums, so that a resample or a randomised mixture of examples is scored without re-reading text
-(the paired tests: analysis/paired_tests.py).
+(the paired tests: comparisons/paired_tests.py).
 
 sacrebleu exposes these only through private methods (`_extract_corpus_statistics`,
 `_compute_score_from_stats`), which its own paired tests use; this module is the one place that calls

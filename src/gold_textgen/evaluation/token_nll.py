@@ -36,7 +36,7 @@ from transformers import DataCollatorForSeq2Seq, PreTrainedModel, PreTrainedToke
 from ..data.checkpoint_tokenizer import model_tokenizer
 from ..data.seq2seq_batches import PaddedFieldsCollator, length_sorted_batches, tokenize_records
 from ..data.tokenization import leading_target_specials
-from ..models.imported import load_saved_model
+from ..model_exchange.imported import load_saved_model
 from ..models.input_contract import reads_prompt_completion, token_features
 from ..models.label_nll import target_nll
 from ..runtime.checked_parquet import write_checked_parquet

@@ -31,36 +31,21 @@ encoder's final cell state to the decoder's (FocusSeq2Seq feeds it the hidden st
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationMixin, PreTrainedModel
-from transformers.modeling_outputs import Seq2SeqLMOutput
 
 from .bidirectional_gru import encoder_states
 from .copy_attention import AdditiveAttention, CopyDistribution, first_occurrences
-from .copy_slots import copy_slots
+from .copy_output import CopySeq2SeqOutput
 from .decoder_inputs import ShiftedLabels
 from .encoded_source import EncodedSource
 from .packed_positions import PackedPositions, uniform_log_probability
 from .recurrent_config import RecurrentSeq2SeqConfig
 from .recurrent_search import search
 from .recurrent_teacher_forcing import PackedTeacherForcing
-
-
-@dataclass
-class CopySeq2SeqOutput(Seq2SeqLMOutput):
-    """Seq2SeqLMOutput whose `logits` are log-probabilities over the extended vocabulary, plus the coverage
-    loss of every decoder step [B, T] (pointer-generator with coverage; None otherwise) and, when the call
-    had labels, their log-probabilities [B, T] (0 where a label is -100); asked for, the entropy of each
-    position's distribution and its most likely id [B, T] (without gradient: what a training log reports)."""
-
-    coverage_losses: torch.FloatTensor | None = None
-    label_log_likelihoods: torch.FloatTensor | None = None
-    token_entropies: torch.FloatTensor | None = None
-    top_tokens: torch.LongTensor | None = None
 
 
 class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel, GenerationMixin):
@@ -314,36 +299,3 @@ class RecurrentSeq2SeqModel(ShiftedLabels, PackedTeacherForcing, PreTrainedModel
 
 AutoConfig.register(RecurrentSeq2SeqConfig.model_type, RecurrentSeq2SeqConfig)
 AutoModelForSeq2SeqLM.register(RecurrentSeq2SeqConfig, RecurrentSeq2SeqModel)
-
-
-def build_recurrent_model(model_config: dict, tokenizer, feature_sizes: dict[str, int]) -> RecurrentSeq2SeqModel:
-    """A freshly initialised NQG++ or pointer-generator for the tokenizer's words and copy placeholders
-    (`model_config`: a task's `model` settings). Initialisation draws from torch's global RNG."""
-    slots = copy_slots(tokenizer)
-    if bool(slots) != model_config["copy"]:
-        raise ValueError(
-            f"a {model_config['architecture']} model {'with' if model_config['copy'] else 'without'} copying needs a tokenizer "
-            f"{'with' if model_config['copy'] else 'without'} copy placeholders (this one has {slots})"
-        )
-    config = RecurrentSeq2SeqConfig(
-        architecture=model_config["architecture"],
-        vocab_size=len(tokenizer) - slots,
-        copy_slots=slots,
-        embedding_dim=model_config["embedding_dim"],
-        encoder_hidden=model_config["encoder_hidden"],
-        decoder_hidden=model_config["decoder_hidden"],
-        attention_dim=model_config["attention_dim"],
-        encoder_layers=model_config["encoder_rnn_layers"],
-        feature_sizes=feature_sizes,
-        feature_dim=model_config["feature_dim"],
-        dropout=model_config["dropout"],
-        copy=model_config["copy"],
-        coverage=model_config["coverage"],
-        coverage_loss_weight=model_config["coverage_loss_weight"],
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        unk_token_id=tokenizer.unk_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
-    )
-    return RecurrentSeq2SeqModel(config)

@@ -29,7 +29,7 @@ from transformers import (
 
 from ..config.views import is_causal, is_recurrent
 from .prompt_completion import build_causal_model, load_pretrained_causal_model  # registers the wrapper too
-from .recurrent import build_recurrent_model  # also registers the recurrent models with the Auto classes
+from .recurrent_builder import build_recurrent_model  # also registers the recurrent models with the Auto classes
 
 ARCHITECTURES = {"transformer": (MarianConfig, MarianMTModel), "bart": (BartConfig, BartForConditionalGeneration)}
 

@@ -19,17 +19,24 @@ file copied over another with `cp -p` keeps the time of its source. The cheap li
 output (names, sizes, modification and status-change times of its files; the status-change time is one
 no copy or `touch` can set back) is compared first, and only an output whose listing changed is read
 again for its digest. One whose contents differ from the recorded ones gets the current time, as an
-edited file has: Snakemake then reruns what reads it, and the run says which outputs changed."""
+edited file has: Snakemake then reruns what reads it, and the run says which outputs changed.
+
+Every job records its outputs as it finishes (output_records.py, under `JOB_RECORDS`), and every plan folds
+those records into the run's record first (`fold_job_records`): the outputs of a run that stopped early
+are known by their contents too. The plan's record is what a job's inputs are checked against when it
+starts: whatever the plan took as current (restored, or changed and rerun from) is read; a change after
+the plan stops the job."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .files import content_digest, write_json
+from .files import content_digest, file_digest, write_json
 
 RECORD = Path(".snakemake") / "gold_textgen" / "file_times.json"
 TIMESTAMP = ".snakemake_timestamp"  # where Snakemake keeps a directory output's time
@@ -54,6 +61,46 @@ def listing(path: Path) -> str:
     return state.hexdigest()
 
 
+JOB_RECORDS = Path(".snakemake") / "gold_textgen" / "job_outputs"  # each written by the job whose output it is (output_records.py)
+
+
+def record_path(workdir: Path, name: str) -> Path:
+    return workdir / JOB_RECORDS / f"{hashlib.sha256(name.encode()).hexdigest()[:40]}.json"
+
+
+def output_digest(path: Path) -> str:
+    """`content_digest` of an output as Snakemake leaves it: a `directory()` output holds Snakemake's empty
+    time stamp file once its job is done, so a job recording its own output folder counts that file in."""
+    if not path.is_dir() or (path / TIMESTAMP).is_file():
+        return content_digest(path)
+    members = [(member.relative_to(path).parts, file_digest(member)) for member in path.rglob("*") if member.is_file()]
+    members.append(((TIMESTAMP,), hashlib.sha256(b"").hexdigest()))
+    digest = hashlib.sha256()
+    for parts, member_digest in sorted(members):  # content_digest's order: the members' paths, part by part
+        digest.update(f"{'/'.join(parts)}\0{member_digest}\n".encode())
+    return digest.hexdigest()
+
+
+def write_job_record(workdir: Path, name: str, state: str, digest: str) -> None:
+    """Record output `name`'s listing and digest. Jobs that read one input at once may record it together:
+    each writes a temporary of its own and renames it into place, and none removes another's."""
+    target = record_path(workdir, name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".{os.getpid()}.part", dir=target.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump({"name": name, "listing": state, "digest": digest}, stream)
+    os.replace(partial, target)
+
+
+def written_record(workdir: Path, name: str) -> dict | None:
+    """What the job that wrote `name` recorded of it (None: no job of this version wrote it)."""
+    try:
+        record = json.loads(record_path(workdir, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("name") == name else None
+
+
 def read_record(workdir: Path) -> dict[str, dict]:
     path = workdir / RECORD
     if not path.is_file():
@@ -65,11 +112,12 @@ def read_record(workdir: Path) -> dict[str, dict]:
     return entries if isinstance(entries, dict) else {}
 
 
-def entry(path: Path, known: dict | None) -> dict:
-    """The record of output `path`: its time, its listing and its contents' digest (taken over from `known`
-    when the listing did not change since)."""
+def entry(path: Path, *known: dict | None) -> dict:
+    """The record of output `path`: its time, its listing and its contents' digest (taken over from a `known`
+    record whose listing is the current one: the run's last record, or what the job that wrote it recorded)."""
     state = listing(path)
-    digest = known["digest"] if known and known.get("listing") == state else content_digest(path)
+    same = [record for record in known if record and record.get("listing") == state]
+    digest = same[0]["digest"] if same else content_digest(path)
     size = None if path.is_dir() else path.stat().st_size
     return {"ns": time_carrier(path).stat().st_mtime_ns, "size": size, "listing": state, "digest": digest}
 
@@ -84,10 +132,48 @@ def record(workdir: str | os.PathLike, outputs: Iterable[str]) -> int:
         path = workdir / name
         if path.is_symlink() or not path.exists():
             continue  # a link's time is its target's business; a missing output has nothing to keep
-        entries[name] = entry(path, entries.get(name))
+        entries[name] = entry(path, entries.get(name), written_record(workdir, name))
         count += 1
     write_json(workdir / RECORD, entries)
     return count
+
+
+def fold_job_records(workdir: str | os.PathLike) -> list[str]:
+    """Take what each job recorded of its outputs (output_records.py) into the run's record, before a plan
+    reads it: the outputs of a run that stopped before its end, and those a job rewrote since the run's
+    record, are known by their contents too (with their time as found: the record's time is kept where it
+    holds the same contents, for `restore`). An output that changed after its job wrote it gets the current
+    time, as one changed in place does (what reads it reruns on its new contents), and is returned by name."""
+    workdir = Path(workdir)
+    entries = read_record(workdir)
+    changed, folded = [], []
+    for record_file in sorted((workdir / JOB_RECORDS).glob("*.json")):
+        try:
+            written = json.loads(record_file.read_text(encoding="utf-8"))
+            name = written["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            folded.append(record_file)  # a record cut short: the run's record decides instead
+            continue
+        path = workdir / name
+        known = entries.get(name)
+        if known and known.get("digest") == written.get("digest"):
+            folded.append(record_file)  # the run's record holds these contents already, with their time
+            continue
+        if path.exists() and not path.is_symlink():
+            state = listing(path)
+            if state != written.get("listing"):
+                digest = content_digest(path)
+                if digest != written.get("digest"):
+                    time_carrier(path).touch()
+                    changed.append(name)
+                written = {"listing": state, "digest": digest}
+            entries[name] = entry(path, written)
+        folded.append(record_file)
+    if folded:
+        write_json(workdir / RECORD, entries)
+    for leftover in [*folded, *(workdir / JOB_RECORDS).glob(".*.part")]:  # .part: a record whose job was killed mid-write
+        leftover.unlink(missing_ok=True)
+    return changed
 
 
 def restore(workdir: str | os.PathLike) -> int:
@@ -95,7 +181,7 @@ def restore(workdir: str | os.PathLike) -> int:
     Returns how many got it back."""
     workdir = Path(workdir)
     entries = read_record(workdir)
-    restored = 0
+    restored, restored_or_taken = 0, []
     for name, known in entries.items():
         path = workdir / name
         if path.is_symlink() or not path.exists():
@@ -103,14 +189,15 @@ def restore(workdir: str | os.PathLike) -> int:
         carrier = time_carrier(path)
         if carrier.stat().st_mtime_ns == known.get("ns"):
             continue  # changed_in_place looks at these
-        if not path.is_dir() and path.stat().st_size != known.get("size"):
-            continue  # another size: other contents, no digest needed
-        if content_digest(path) != known.get("digest"):
+        if (not path.is_dir() and path.stat().st_size != known.get("size")) or content_digest(path) != known.get("digest"):
+            entries[name] = entry(path)  # new contents with a new time: what reads it reruns on them, as this plan takes them
+            restored_or_taken.append(name)
             continue
         os.utime(carrier, ns=(known["ns"], known["ns"]))
         entries[name] = {**known, "listing": listing(path)}
         restored += 1
-    if restored:
+        restored_or_taken.append(name)
+    if restored_or_taken:
         write_json(workdir / RECORD, entries)
     return restored
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import StepError
+from .output_records import record_outputs, refuse_changed_inputs
 from .warm_start import started_warm
 
 
@@ -30,8 +31,10 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
     objects leave the garbage collector's reach (see `freeze_imported_objects`).
     """
     freeze_imported_objects()
+    job = running_job()
     if path is None:
-        yield
+        with checked_files(job):
+            yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", buffering=1, encoding="utf-8") as handle:
@@ -49,7 +52,8 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
             transformers.logging.enable_propagation()
         logging.getLogger("gold_textgen").info("job environment: %s", job_environment())
         try:
-            yield
+            with checked_files(job):
+                yield
         except StepError as error:  # a reason, not a bug: the message is the log's last line, no traceback
             logging.getLogger("gold_textgen").error("step stopped: %s", error)
             raise SystemExit(1) from None
@@ -59,6 +63,25 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
         finally:
             root.removeHandler(handler)
             sys.stdout, sys.stderr = old_out, old_err
+
+
+def running_job():
+    """The Snakemake job this process runs a script of (the `snakemake` object its preamble defines in
+    `__main__`), or None outside a workflow job."""
+    job = getattr(sys.modules.get("__main__"), "snakemake", None)
+    return job if hasattr(job, "input") and hasattr(job, "output") else None
+
+
+@contextlib.contextmanager
+def checked_files(job) -> Iterator[None]:
+    """A job's inputs checked against what wrote them before it reads any, and its outputs recorded once it
+    succeeded (output_records.py)."""
+    if job is None:
+        yield
+        return
+    refuse_changed_inputs(list(job.input))
+    yield
+    record_outputs(list(job.output))
 
 
 def freeze_imported_objects() -> None:

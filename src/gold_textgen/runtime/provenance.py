@@ -37,7 +37,7 @@ def package_versions() -> dict[str, str]:
 def provenance(repo_dir: str | Path, code_version: str | None = None, **facts) -> dict:
     """The git revision of the checkout (with `git_dirty`: uncommitted changes to tracked files), the
     library versions, and `code_version`: the digest of the package code this job ran
-    (workflow/code_identity.py), which the workflow compares with the current code."""
+    (bookkeeping/code_identity.py), which the workflow compares with the current code."""
     revision = git_revision(repo_dir)
     return {
         "git_revision": revision,

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from transformers import TrainerCallback
 
-from .checkpoints import last_complete_checkpoint
+from ..checkpoints.resuming import last_complete_checkpoint
 
 
 class TrainingDiverged(RuntimeError):

@@ -26,10 +26,10 @@ import logging
 import torch
 from transformers import Seq2SeqTrainer
 
+from ..checkpoints.checkpoint_loading import KnownMissingKeys
 from ..objectives.policy_gradient import is_policy_gradient_update, reinforce_loss_sum
 from ..objectives.table import TokenBatch
 from ..objectives.weighted_nll import reference_logprobs
-from .checkpoint_loading import KnownMissingKeys
 from .dev_generation import StopsInDevGeneration
 from .dropout_state import dropout_as_the_loss_compares
 from .helper_models import HelperModels

@@ -30,10 +30,7 @@ from transformers import PreTrainedModel, TrainerCallback
 from transformers.initialization import no_init_weights
 
 from ..catalog import NEEDS
-from ..models.lora import peft_model_in
-from ..objectives.loss_truncation import LossTruncation
-from ..objectives.table import TokenBatch
-from .checkpoint_state import (
+from ..checkpoints.checkpoint_state import (
     BASELINE_STATE_FILE,
     FROZEN_ADAPTER_FILE,
     TRUNCATION_STATE_FILE,
@@ -41,6 +38,9 @@ from .checkpoint_state import (
     StateInCheckpoints,
     WeightsInCheckpoints,
 )
+from ..models.lora import peft_model_in
+from ..objectives.loss_truncation import LossTruncation
+from ..objectives.table import TokenBatch
 from .dropout_state import without_dropout
 from .label_logprobs import helper_reference_logprobs
 from .objective_settings import ObjectiveSettings

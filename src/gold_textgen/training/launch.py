@@ -27,7 +27,7 @@ from .training_job import TrainingJob
 
 log = logging.getLogger(__name__)
 # Each kind's training function, imported by name when it runs: the code identity of a training step
-# (workflow/code_identity.py) then holds the modules of its own kind only, so an edit to the fine-tuning
+# (bookkeeping/code_identity.py) then holds the modules of its own kind only, so an edit to the fine-tuning
 # code does not make every MLE model out of date. The rules name these modules (rules/train.smk).
 TRAINING_FUNCTIONS = {"mle": ("gold_textgen.training.mle", "train_mle"), "fine_tune": ("gold_textgen.training.fine_tune", "fine_tune")}
 PATH_FIELDS = ("train_path", "valid_path", "tokenizer_path", "output_dir", "checkpoint_dir", "repo_dir", "log_dir")

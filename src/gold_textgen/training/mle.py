@@ -7,13 +7,13 @@ import logging
 
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer
 
+from ..checkpoints.checkpoint_loading import KnownMissingKeys
 from ..data.seq2seq_batches import PaddedFieldsCollator
 from ..data.token_features import feature_sizes, input_features
 from ..data.tokenization import load_tokenizer
 from ..models.input_contract import WITHOUT_TABLE, reads_labels_cheaply
 from ..models.transformer import count_parameters, initial_model
 from ..runtime.model_process import seed_everything
-from .checkpoint_loading import KnownMissingKeys
 from .dev_generation import StopsInDevGeneration
 from .plateau_schedule import PlateauScheduled
 from .samplers import EpochSeededSampling

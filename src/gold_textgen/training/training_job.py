@@ -25,6 +25,7 @@ from transformers import (
     Seq2SeqTrainingArguments,
 )
 
+from ..checkpoints.resuming import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 from ..config.views import is_causal
 from ..data.copy_vocabulary import copy_vocabulary_of
 from ..data.seq2seq_batches import references_cut, tokenize_records
@@ -38,7 +39,6 @@ from ..runtime.files import atomic_directory, atomic_open, read_jsonl, write_jso
 from ..runtime.model_process import is_main_process, pick_device
 from ..runtime.provenance import provenance
 from . import plateau_schedule as plateau
-from .checkpoints import CheckpointCompletion, claim_checkpoints, discard_checkpoints, run_identity
 from .divergence import DivergenceGuard
 
 log = logging.getLogger(__name__)
