@@ -62,21 +62,26 @@ def candidates(config: dict) -> list[tuple[str, str, dict, Callable[[PlannedJob]
     return found
 
 
-def biggest_savings(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int) -> list[Saving]:
-    """The SHOWN settings whose halving saves the most expected wall time (none that saves nothing)."""
+def expected_wall(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int) -> float:
+    return wall_seconds(job_costs(config, profile, jobs, folders), slots, True, profile.gpu)
+
+
+def biggest_savings(
+    config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int, base: float
+) -> list[Saving]:
+    """The SHOWN settings whose halving saves the most expected wall time below `base`, the plan's own (none
+    that saves nothing)."""
     found = []
     for setting, value, changed, kept in candidates(config):
-        remaining = [job for job in jobs if kept(job)]
-        wall = wall_seconds(job_costs(changed, profile, remaining, folders), slots, True, profile.gpu)
+        wall = expected_wall(changed, profile, [job for job in jobs if kept(job)], folders, slots)
         found.append(Saving(setting, value, wall))
-    base = wall_seconds(job_costs(config, profile, jobs, folders), slots, True, profile.gpu)
     return sorted((saving for saving in found if saving.wall < base), key=lambda saving: saving.wall)[:SHOWN]
 
 
 def savings_lines(config: dict, profile: DeviceProfile, jobs: list[PlannedJob], folders: Folders, slots: int) -> list[str]:
     """The plan's lines on what shrinking would save, each with the --set that does it."""
-    base = wall_seconds(job_costs(config, profile, jobs, folders), slots, True, profile.gpu)
-    savings = biggest_savings(config, profile, jobs, folders, slots)
+    base = expected_wall(config, profile, jobs, folders, slots)
+    savings = biggest_savings(config, profile, jobs, folders, slots, base)
     if not savings or base <= 0:
         return []
     lines = ["what costs most (each setting halved alone; the expected wall time with it, and the --set that does it):"]
