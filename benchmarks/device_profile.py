@@ -141,11 +141,17 @@ def prepared_files(config: dict, configfiles: list[str], task: str, workdir: Pat
     tokenizer = store / "tokenizers" / task if task_config(config, task)["model"]["kind"] == "scratch" else None
     targets = [path for path in (train, valid, tokenizer) if path is not None and not path.exists()]
     if targets:
-        snakemake = Path(sys.executable).with_name("snakemake")
-        command = [str(snakemake), "--snakefile", str(REPO / "Snakefile"), "--cores", "1", "--directory", str(workdir)]
-        command += [str(path.relative_to(workdir)) for path in targets]
-        subprocess.run([*command, "--configfile", *configfiles], check=True)  # targets first: --configfile takes every word after it
+        subprocess.run(preparation_command(workdir, targets, configfiles), check=True)
     return train, valid, tokenizer
+
+
+def preparation_command(workdir: Path, targets: list[Path], configfiles: list[str]) -> list[str]:
+    """The Snakemake command that prepares `targets` in `workdir`: the targets first, since --configfile takes
+    every word after it, and no --configfile at all without config files (config.yaml alone)."""
+    snakemake = Path(sys.executable).with_name("snakemake")
+    command = [str(snakemake), "--snakefile", str(REPO / "Snakefile"), "--cores", "1", "--directory", str(workdir)]
+    command += [str(path.relative_to(workdir)) for path in targets]
+    return [*command, *(["--configfile", *configfiles] if configfiles else [])]
 
 
 def measure_task(

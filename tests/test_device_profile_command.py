@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import OFFLINE, REPO, driver_environment, run_snakemake
 
-from benchmarks.device_profile import profile_file
+from benchmarks.device_profile import preparation_command, profile_file
 from benchmarks.this_machine import commit
 from gold_textgen.config.layers import merged_config
 from gold_textgen.config.schema import validate_config
@@ -43,3 +43,11 @@ def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(
 def test_a_profile_is_named_after_its_device():
     assert profile_file("NVIDIA H200").relative_to(REPO).as_posix() == "benchmarks/devices/nvidia-h200.yaml"
     assert profile_file("cpu: AMD EPYC 7B13, 2 cores").name == "cpu-amd-epyc-7b13-2-cores.yaml"
+
+
+def test_without_config_files_the_preparation_names_none(tmp_path):
+    """`python -m benchmarks.device_profile --output ...` (the README's command for a GPU node) measures
+    config.yaml's tasks: its data preparation gets no dangling --configfile, which Snakemake refuses."""
+    targets = [tmp_path / "results/demo/data/demo/train.jsonl"]
+    assert "--configfile" not in preparation_command(tmp_path, targets, [])
+    assert preparation_command(tmp_path, targets, ["a.yaml"])[-3:] == ["results/demo/data/demo/train.jsonl", "--configfile", "a.yaml"]
