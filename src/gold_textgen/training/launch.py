@@ -106,7 +106,11 @@ def main(argv: list[str] | None = None) -> None:
     rank = int(os.environ.get("RANK", "0"))
     level = logging.INFO if rank == 0 else logging.WARNING  # one worker reports progress
     logging.basicConfig(level=level, format=f"[rank {rank}] %(asctime)s %(levelname)s %(name)s: %(message)s")
-    train_in_process(kind, job, extra)
+    try:
+        train_in_process(kind, job, extra)
+    finally:
+        if torch.distributed.is_initialized():  # a worker that exits with its group alive can abort in the group's destructor
+            torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
