@@ -26,8 +26,7 @@ from gold_textgen.data.demo_task import DemoTaskSpec, generate_split
 from gold_textgen.data.seq2seq_batches import encode_records
 from gold_textgen.data.tokenization import train_tokenizer, training_texts
 from gold_textgen.models.prompt_completion import build_causal_model
-from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer
-from gold_textgen.sft.trainer_losses import ObjectiveLoss
+from gold_textgen.sft import ObjectiveLoss, ObjectiveSFTTrainer
 
 
 def demo_data(examples: int) -> tuple[Dataset, object]:

@@ -198,3 +198,20 @@ def test_a_model_that_takes_no_loss_kwargs_gets_the_token_mean_over_the_update(s
         trainer.train()
         trained[accepts] = torch.cat([parameter.detach().flatten() for parameter in model.parameters()])
     assert torch.allclose(trained[True], trained[False], atol=1e-7)
+
+
+def test_the_librarys_entry_points_import_from_the_sft_package_without_loading_trl_first():
+    """`from gold_textgen.sft import ObjectiveLoss, ObjectiveSFTTrainer` is the library's stable import, and
+    importing the package alone loads neither TRL nor torch (the `gold-textgen sft` command checks a config
+    before it pays for them)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, gold_textgen.sft; print(sorted(m for m in ('trl', 'torch') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+    from gold_textgen import sft
+    from gold_textgen.sft.sft_trainer import ObjectiveSFTTrainer as defined_trainer
+    from gold_textgen.sft.trainer_losses import ObjectiveLoss as defined_loss
+
+    assert (sft.ObjectiveLoss, sft.ObjectiveSFTTrainer) == (defined_loss, defined_trainer)
+    assert sft.__all__ == ["ObjectiveLoss", "ObjectiveSFTTrainer"]
