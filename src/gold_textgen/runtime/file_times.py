@@ -92,13 +92,19 @@ def write_job_record(workdir: Path, name: str, state: str, digest: str) -> None:
     os.replace(partial, target)
 
 
-def written_record(workdir: Path, name: str) -> dict | None:
-    """What the job that wrote `name` recorded of it (None: no job of this version wrote it)."""
+def read_job_record(file: Path) -> dict | None:
+    """A job's record of one output (None: missing, or cut short)."""
     try:
-        record = json.loads(record_path(workdir, name).read_text(encoding="utf-8"))
+        record = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return record if isinstance(record, dict) and record.get("name") == name else None
+    return record if isinstance(record, dict) and isinstance(record.get("name"), str) else None
+
+
+def written_record(workdir: Path, name: str) -> dict | None:
+    """What the job that wrote `name` recorded of it (None: no job of this version wrote it)."""
+    record = read_job_record(record_path(workdir, name))
+    return record if record and record["name"] == name else None
 
 
 def read_record(workdir: Path) -> dict[str, dict]:
@@ -148,12 +154,11 @@ def fold_job_records(workdir: str | os.PathLike) -> list[str]:
     entries = read_record(workdir)
     changed, folded = [], []
     for record_file in sorted((workdir / JOB_RECORDS).glob("*.json")):
-        try:
-            written = json.loads(record_file.read_text(encoding="utf-8"))
-            name = written["name"]
-        except (OSError, ValueError, KeyError, TypeError):
+        written = read_job_record(record_file)
+        if written is None:
             folded.append(record_file)  # a record cut short: the run's record decides instead
             continue
+        name = written["name"]
         path = workdir / name
         known = entries.get(name)
         if known and known.get("digest") == written.get("digest"):
@@ -181,7 +186,7 @@ def restore(workdir: str | os.PathLike) -> int:
     Returns how many got it back."""
     workdir = Path(workdir)
     entries = read_record(workdir)
-    restored, restored_or_taken = 0, []
+    restored, taken = 0, 0
     for name, known in entries.items():
         path = workdir / name
         if path.is_symlink() or not path.exists():
@@ -189,15 +194,17 @@ def restore(workdir: str | os.PathLike) -> int:
         carrier = time_carrier(path)
         if carrier.stat().st_mtime_ns == known.get("ns"):
             continue  # changed_in_place looks at these
-        if (not path.is_dir() and path.stat().st_size != known.get("size")) or content_digest(path) != known.get("digest"):
-            entries[name] = entry(path)  # new contents with a new time: what reads it reruns on them, as this plan takes them
-            restored_or_taken.append(name)
+        same_size = path.is_dir() or path.stat().st_size == known.get("size")
+        digest = content_digest(path) if same_size else None  # another size: other contents, no digest needed here
+        if digest != known.get("digest"):
+            # new contents with a new time: what reads it reruns on them, as this plan takes them
+            entries[name] = entry(path, {"listing": listing(path), "digest": digest} if digest else None)
+            taken += 1
             continue
         os.utime(carrier, ns=(known["ns"], known["ns"]))
         entries[name] = {**known, "listing": listing(path)}
         restored += 1
-        restored_or_taken.append(name)
-    if restored_or_taken:
+    if restored or taken:
         write_json(workdir / RECORD, entries)
     return restored
 
