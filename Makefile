@@ -12,7 +12,7 @@ TORCH_INDEX ?=
 CFF_VENV := .venv-cff
 CORES ?= all
 
-.PHONY: help setup demo test suite test-fast lint citation format docs docs-serve clean
+.PHONY: help setup demo test test-all suite suite-all test-fast lint citation format docs docs-serve clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:[^#]*## /\t/' | expand -t 14
@@ -81,18 +81,27 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 	@echo "baseline on one metric, the claims over every registered claim of the task, each its own Holm family):"
 	@$(BIN)/python -m gold_textgen.comparisons.demo_signatures
 
-# The whole suite on pytest-xdist workers: each test file on one worker (its module fixtures built once),
-# the longest files handed out first and the smoke run built once for all of them (tests/conftest.py).
-# Three workers on two cores, because the SLURM tests spend most of their time waiting for the scheduler
-# while the others compute.
+# The suite on pytest-xdist workers: each test file on one worker (its module fixtures built once), the
+# longest files handed out first and the smoke run built once for all of them (tests/conftest.py). Three
+# workers on two cores, because the SLURM tests spend most of their time waiting for the scheduler while
+# the others compute. `make test` (what CI runs on every change) leaves out the scenario tests: each
+# replays a user's story with runs of its own (a job killed and resumed, a file edited or copied behind
+# the workflow's back, a recipe of the guides), minutes each; `make test-all` runs them too.
 TEST_WORKERS ?= 3
+PYTEST_XDIST = $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-test: setup  ## lint and every test, side by side (what CI runs)
+test: setup  ## lint and the suite without the scenario tests, side by side (what CI runs)
 	$(MAKE) --no-print-directory -j2 lint suite
 
-# Every test; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
-suite: setup  ## every test, without the lint
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+test-all: setup  ## lint and every test, the scenario tests included
+	$(MAKE) --no-print-directory -j2 lint suite-all
+
+# Every test but the scenarios; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
+suite: setup  ## the tests without the scenario tests, without the lint
+	$(PYTEST_XDIST) -m "not scenario"
+
+suite-all: setup  ## every test, without the lint
+	$(PYTEST_XDIST)
 
 # The edit loop: unit tests only, no Snakemake runs or TRL trainings (`workflow`, `slurm`, `trl` markers), on two pytest workers
 # (each test runs torch on one thread, so two workers keep two cores busy).

@@ -57,6 +57,7 @@ def test_report_builds_into_one_self_contained_file(report):
         assert name in text
 
 
+@pytest.mark.scenario
 def test_the_report_shows_every_table_and_figure_in_a_browser(report):
     """Opened in headless Chromium as a reader would: no console errors, and every figure and table of
     the run shows in the report itself (screenshots in the run's report_screenshots/)."""
@@ -77,6 +78,7 @@ def test_the_report_shows_every_table_and_figure_in_a_browser(report):
     assert "gold_s" in table1 and "perplexity" in table1
 
 
+@pytest.mark.scenario
 def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path):
     """The report still builds, and its front page and the terminal name what is not current (as
     `snakemake --summary` sees it, with the driver's config files and --config values) instead of a plain
