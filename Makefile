@@ -84,21 +84,22 @@ demo: setup  ## run the default experiment (config.yaml: the demo task, CPU, min
 # The suite on pytest-xdist workers: each test file on one worker (its module fixtures built once), the
 # longest files handed out first and the smoke run built once for all of them (tests/conftest.py). Three
 # workers on two cores, because the SLURM tests spend most of their time waiting for the scheduler while
-# the others compute. `make test` (what CI runs on every change) leaves out the scenario tests: each
-# replays a user's story with runs of its own (a job killed and resumed, a file edited or copied behind
-# the workflow's back, a recipe of the guides), minutes each; `make test-all` runs them too.
+# the others compute. `make test` (what CI runs on every change) leaves out the tests marked `slow`: a
+# user's story replayed with runs of its own (a job killed and resumed, a file edited or copied behind the
+# workflow's back, a recipe of the guides, the report in a browser), and the further variants of a check
+# whose first case it runs; `make test-all` runs them too.
 TEST_WORKERS ?= 3
 PYTEST_XDIST = $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-test: setup  ## lint and the suite without the scenario tests, side by side (what CI runs)
+test: setup  ## lint and the suite without the slow tests, side by side (what CI runs)
 	$(MAKE) --no-print-directory -j2 lint suite
 
-test-all: setup  ## lint and every test, the scenario tests included
+test-all: setup  ## lint and every test, the slow ones included
 	$(MAKE) --no-print-directory -j2 lint suite-all
 
-# Every test but the scenarios; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
-suite: setup  ## the tests without the scenario tests, without the lint
-	$(PYTEST_XDIST) -m "not scenario"
+# Every test but the slow ones; `make test` runs it beside the lint, whose docs build and Snakemake start mostly wait on files.
+suite: setup  ## the tests without the slow ones, without the lint
+	$(PYTEST_XDIST) -m "not slow"
 
 suite-all: setup  ## every test, without the lint
 	$(PYTEST_XDIST)

@@ -52,26 +52,29 @@ freeze_imported_objects()
 
 # The order in which pytest-xdist hands the test files to its workers (Makefile: `--dist loadfile
 # --no-loadscope-reorder`): the longest first, so that no worker picks up a long file when the others are
-# done; the smoke run's first user first (it builds the run the files after it wait for); the short files
+# done; the smoke run's first user first (it builds the run that later files wait for), then the long files
+# that do not need it, so that no worker waits for the smoke run while another builds it; the short files
 # last, in collection order, to fill the gaps.
 LONGEST_FIRST = (
     "slurm/test_slurm_time_limit.py",  # minutes, mostly waiting for SLURM, when GOLD_SLURM_TIME_LIMIT=1
     "test_smoke_outputs.py",
     "slurm/test_slurm.py",
     "test_resume.py",
+    "test_local_example.py",
+    "test_training.py",
+    "test_recurrent_models.py",
     "test_rebuilds.py",
     "test_workflow_experiments.py",
-    "test_local_example.py",
     "test_workflow_code_identity.py",
     "test_docs.py",
     "test_report.py",
-    "test_training.py",
     "test_workflow.py",
     "test_causal_workflow.py",
     "test_cli.py",
     "test_reproducibility.py",
     "test_standard_models_workflow.py",
     "test_trainer_losses.py",
+    "test_sft_command.py",
 )
 
 

@@ -15,7 +15,7 @@ from conftest import REPO, job_counts, run_snakemake
 from exported_models import check_export
 from safetensors import safe_open
 
-pytestmark = [pytest.mark.workflow, pytest.mark.scenario]
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 TEST_SIZED = {
     # The base's name kept: test-sized settings of the causal demo itself (an unnamed overlay gets its own folder).
     "experiment": {

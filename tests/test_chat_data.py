@@ -58,7 +58,7 @@ def test_the_prompt_is_the_chat_templates_and_a_tokenizer_without_one_is_refused
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_a_causal_task_trains_and_decodes_on_conversations(tmp_path):
     """A local chat corpus and a pretrained chat model's folder: SFT, then the test split decoded and
     scored, each prompt rendered by the model's chat template."""

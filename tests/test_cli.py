@@ -84,7 +84,7 @@ def test_a_dry_run_with_an_override(monkeypatch, tmp_path):
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_the_plan_gives_each_job_the_threads_a_run_on_its_cores_gives(monkeypatch):
     """The IWSLT14 transformer's model jobs ask for four threads: on two cores they get two and run one at a
     time, each two threads' worth of CPU hours (a dry run without --cores gave every job one thread, and the
@@ -120,7 +120,7 @@ def test_run_puts_the_targets_before_the_config_files_and_replace_names_the_expe
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_run_with_a_target_builds_it_for_real(tmp_path):
     """`gold-textgen run CONFIG --target T` as the docs give it (not a dry run), in a folder of its own
     through the passed-through `--directory`: the target is built and nothing else."""
@@ -135,7 +135,7 @@ def test_run_with_a_target_builds_it_for_real(tmp_path):
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_status_says_snakemakes_reason_and_exits_non_zero_with_jobs_pending(monkeypatch):
     """Snakemake writes why a plan fails (missing input files) to stdout: the CLI shows it, not a bare
     'snakemake failed'; and a status with jobs to run exits 1, as a check in a script expects."""

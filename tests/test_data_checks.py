@@ -81,6 +81,7 @@ def test_one_file_for_every_split_is_refused_by_the_checks(tmp_path):
     assert json.loads((tmp_path / "c.json").read_text())["shared_pairs"][0] == {"split": "valid", "with": "train", "shared": 2, "of": 2}
 
 
+@pytest.mark.slow
 def test_the_demo_languages_splits_share_few_pairs():
     """The shipped synthetic tasks pass the default max_split_overlap (5%)."""
     from gold_textgen.data.demo_task import DemoTaskSpec, generate_split

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.workflow
 SMOKE = REPO / "configs" / "smoke.yaml"
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_the_device_profile_command_measures_this_machine_and_the_plan_reads_it(tiny_run, tmp_path):
     output = tmp_path / "profile.yaml"
     command = [sys.executable, "-m", "benchmarks.device_profile", "--configfile", str(SMOKE)]

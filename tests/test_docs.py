@@ -117,7 +117,7 @@ def is_a_shipped_experiments_plan(run: tuple[str, ...]) -> bool:
     return all(word.startswith("configs/") and (REPO / word).is_file() for word in words[3:-1])
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_every_command_block_that_plans_or_trains_runs_as_written():
     commands = {}
     for page in PAGES:
@@ -266,7 +266,7 @@ for script in blocks:
 
 
 @pytest.mark.trl
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_the_trl_example_and_the_docs_code_blocks_run_as_written(tmp_path):
     """examples/trl_sft_gold.py as docs/guide/objectives.md runs it, cut to a few updates, then every Python
     block of the guide pages, as written, in the folder the example wrote to."""

@@ -34,7 +34,7 @@ def test_one_worker_per_gpu_the_job_asked_for_and_can_see(monkeypatch, visible, 
     assert worker_count(requested) == workers
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_two_workers_train_one_model(tiny_data, tmp_path, monkeypatch):
     # Two workers on CPU (gloo) whatever the machine: on a machine with one GPU, two NCCL ranks would share it.
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")

@@ -16,7 +16,7 @@ from settings import demo_spec
 
 from gold_textgen.data.demo_task import build_lexicon, generate_split
 
-pytestmark = [pytest.mark.workflow, pytest.mark.scenario]
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 SIZES = {"train": 300, "valid": 30, "test": 30}
 # The data checks' tests: only sizes change; the example's data source, tokenizer kind, objectives and
 # decoders are used as written.

@@ -159,6 +159,7 @@ def test_lora_pi_tilde_lags_and_the_starting_adapter_stays_in_a_real_trainer(set
 
 
 @pytest.mark.trl
+@pytest.mark.slow
 def test_a_lora_gold_s_run_in_the_sft_trainer_resumes_to_the_uninterrupted_adapter(setup, tmp_path):
     """pi_tilde's adapter and the starting (frozen) adapter are kept in every checkpoint: a run killed after
     update 3 and resumed ends with the adapter of the run that was not."""

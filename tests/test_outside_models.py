@@ -32,7 +32,7 @@ def hypotheses(path) -> list[str]:
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_models_trained_elsewhere_are_tabled_with_no_training_job(tiny_run, tmp_path):
     """The smoke run's models imported into a new experiment: its MLE and control in their own places, its
     GOLD-s beside them under another name. Their outputs are the smoke run's, the tables and significance

@@ -44,7 +44,7 @@ def test_the_middle_recipe_fits_its_budget_on_the_example_corpus(tmp_path):
     assert "seeds" not in middle["experiment"] and len(yaml.safe_load(TEMPLATE.read_text())["experiment"]["seeds"]) == 3
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_the_pretrained_recipe_runs_from_a_local_checkpoint(tmp_path):
     corpus = tmp_path / "data" / "my_corpus"
     write_example_corpus(corpus, 120, 16, 16)

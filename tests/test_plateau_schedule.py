@@ -39,6 +39,7 @@ def learning_rates(model_dir):
     return [(e["step"], e["learning_rate"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "learning_rate" in e]
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_with_the_halvings_it_had(tiny_data, tmp_path):
     data_dir, tokenizer = tiny_data
     (tmp_path / "tok").mkdir()

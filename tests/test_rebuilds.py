@@ -29,7 +29,7 @@ def test_partial_target_builds_only_its_ancestors(tmp_path):
     assert "train_mle" not in result.stderr
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_a_fresh_checkout_with_newer_scripts_and_copied_results_plans_nothing(tiny_run, tmp_path):
     """Reruns follow the project's digests, not Snakemake's script-time trigger (profiles/default): the
     results and Snakemake's records of a finished run moved into a new checkout of the workflow (every
@@ -68,7 +68,7 @@ def test_a_copy_that_drops_file_times_plans_nothing_and_a_changed_input_still_re
     assert {"table1", "main_table"} <= set(planned) and not TRAINING_RULES & set(planned), planned
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_weights_swapped_inside_a_model_folder_rerun_what_reads_them_and_status_says_so(tiny_run, tmp_path, monkeypatch):
     """The control's weights copied over GOLD-s's (`cp -p`, times kept; the folder's time stamp untouched), in
     a checkout holding the smoke run: `gold-textgen status` names the folder and no longer says up to date,
@@ -101,7 +101,7 @@ def job_starts(log) -> int:
         return 0
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_an_input_changed_after_the_plan_stops_the_job_that_reads_it_and_the_next_plan_takes_it(tiny_run, tmp_path):
     """GOLD-s's fine-tuning rerun (forced) on the way to Table 1; while it trains, the control's test scores
     are edited with their time kept, after the plan looked at them. The table job that reads them first
@@ -178,7 +178,7 @@ def test_changing_the_number_of_examples_reruns_only_the_examples(tiny_run, tmp_
     assert counts == {"examples": 1, "all": 1}
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_deleting_one_gold_model_rebuilds_only_its_branch(tiny_run, tmp_path):
     """Snakemake leaves a missing intermediate alone while everything after it is up to date; asking for the
     deleted model retrains that one job, and the next run redoes only what depends on it."""

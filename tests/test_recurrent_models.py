@@ -126,7 +126,7 @@ def train_briefly(model, tokenizer, records, steps: int, features=()):
     return float(loss.detach())
 
 
-@pytest.mark.parametrize("architecture", ["nqg_pp", "pointer_generator"])
+@pytest.mark.parametrize("architecture", [pytest.param("nqg_pp", marks=pytest.mark.slow), "pointer_generator"])
 def test_a_word_never_seen_in_training_is_copied_and_not_without_copying(architecture):
     known = " ".join(f"w{i}" for i in range(20))
     unseen = [{"id": 0, "source": "w1 zebra w2", "target": ""}, {"id": 1, "source": "giraffe w5 w3 okapi", "target": ""}]

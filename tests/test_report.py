@@ -49,6 +49,7 @@ REPORTED_TABLES = ("main", "table1_main", "table2_decoding", "objectives", "sign
 REPORTED += [f"results/smoke/tables/{name}.html" for name in REPORTED_TABLES]
 
 
+@pytest.mark.slow
 def test_report_builds_into_one_self_contained_file(report):
     text = report.read_text()
     assert len(text) > 100_000  # figures and tables are embedded, not linked
@@ -57,7 +58,7 @@ def test_report_builds_into_one_self_contained_file(report):
         assert name in text
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_the_report_shows_every_table_and_figure_in_a_browser(report):
     """Opened in headless Chromium as a reader would: no console errors, and every figure and table of
     the run shows in the report itself (screenshots in the run's report_screenshots/)."""
@@ -78,7 +79,7 @@ def test_the_report_shows_every_table_and_figure_in_a_browser(report):
     assert "gold_s" in table1 and "perplexity" in table1
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_a_report_on_stale_results_says_which_are_out_of_date(tiny_run, tmp_path):
     """The report still builds, and its front page and the terminal name what is not current (as
     `snakemake --summary` sees it, with the driver's config files and --config values) instead of a plain

@@ -24,7 +24,7 @@ from package_copies import edited_package
 
 from gold_textgen.checkpoints.resuming import FINGERPRINT_FILE
 
-pytestmark = [pytest.mark.workflow, pytest.mark.scenario]
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

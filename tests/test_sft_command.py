@@ -112,7 +112,7 @@ COMMAND_LOSSES = ["gold", "nll", "dft", "tailr", "mixce", "loss_truncation", "as
 
 
 @pytest.mark.parametrize("loss", COMMAND_LOSSES)
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_a_frozen_model_is_loaded_only_for_a_loss_that_reads_it(tmp_path, at_train, loss):
     result = CliRunner().invoke(main, ["sft", "--config", str(small_config(tmp_path, loss={"loss": loss, **REQUIRED.get(loss, {})}))])
     assert result.exit_code == 0, result.output + repr(result.exception)

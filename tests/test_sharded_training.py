@@ -57,7 +57,7 @@ def test_a_lora_policy_under_fsdp_is_refused_as_unsupported_without_advising_an_
 
 
 @pytest.mark.trl
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_gold_s_data_parallel_on_two_processes_equals_one_process(tmp_path):
     """torchrun's two gloo workers with two examples each train GOLD-s (pi_tilde and the frozen model in
     each worker, whole weights) to the weights one process trains with batches of four (this one, while

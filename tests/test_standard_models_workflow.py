@@ -12,7 +12,7 @@ import yaml
 from conftest import REPO, run_snakemake
 from source_fixtures import release_zip_of_folder
 
-pytestmark = [pytest.mark.workflow, pytest.mark.scenario]
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
 SWEEP = ["greedy", "beam3", "topk5"]
 TINY = {"embedding_dim": 16, "encoder_hidden": 32, "decoder_hidden": 32, "attention_dim": 16, "dropout": 0.0}

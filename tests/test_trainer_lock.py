@@ -82,6 +82,7 @@ def test_node_local_flock_filesystems_use_the_lock_file(tmp_path, monkeypatch):
     assert (tmp_path / "ckpt" / HELD_FILE).exists() and not (tmp_path / "ckpt" / "trainer.lock").exists()
 
 
+@pytest.mark.slow
 def test_of_processes_that_find_one_stale_lock_at_once_exactly_one_takes_it_over(tmp_path):
     """Six trainers start together on a folder whose lock file a dead node left. Each finds it stale;
     the check is slowed down so that all of them do before any removes it (the window a real race has).

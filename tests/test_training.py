@@ -134,7 +134,9 @@ def training_losses(model_dir: Path) -> list[tuple[int, float]]:
     return [(e["step"], e["loss"]) for e in json.loads((model_dir / "log_history.json").read_text()) if "loss" in e]
 
 
-@pytest.mark.parametrize("objective", ["loss_truncation", "dft", "mle_pg", "psft", "iw_sft"])
+@pytest.mark.parametrize(
+    "objective", ["loss_truncation", "mle_pg", *(pytest.param(name, marks=pytest.mark.slow) for name in ("dft", "psft", "iw_sft"))]
+)
 def test_a_peer_objective_interrupted_resumes_to_the_uninterrupted_model(gold_setup, objective):
     mle, rewards = gold_setup
     straight = run_job(mle, rewards, objective, "straight")
@@ -207,7 +209,7 @@ def test_a_checkpoint_torn_before_the_lagged_policy_is_written_is_skipped(gold_s
     assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
 
 
-@pytest.mark.parametrize("damage", ["truncated", "edited"])
+@pytest.mark.parametrize("damage", ["truncated", pytest.param("edited", marks=pytest.mark.slow)])
 def test_a_damaged_newest_checkpoint_is_named_and_the_newest_intact_one_resumed(gold_setup, caplog, damage):
     """Killed after checkpoint-9, then its weights damaged (cut in half, or one value changed with the size
     kept, as an edit by hand): the rerun names the file, removes that checkpoint and resumes from
@@ -233,7 +235,7 @@ def test_a_damaged_newest_checkpoint_is_named_and_the_newest_intact_one_resumed(
     assert (resumed / "model.safetensors").read_bytes() == (straight / "model.safetensors").read_bytes()
 
 
-@pytest.mark.parametrize("max_tokens", [None, 120])
+@pytest.mark.parametrize("max_tokens", [None, pytest.param(120, marks=pytest.mark.slow)])
 def test_interrupted_mle_resumes_to_the_same_model(tiny_data, tmp_path, monkeypatch, max_tokens):
     data_dir, tokenizer = tiny_data
     budget_batches = []

@@ -104,6 +104,7 @@ def wait_gone(pid: int, timeout: float = 20) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_a_handed_over_job_runs_warm_with_its_own_folder_environment_arguments_and_streams(warm_server, tmp_path):
     job = start_job(warm_server, tmp_path, "report")
     out, err = job.communicate("hello", timeout=60)

@@ -119,6 +119,7 @@ def test_the_slurm_profile_by_name_plans_from_the_project_root():
     assert job_counts(result.stdout)["train_mle"] >= 1
 
 
+@pytest.mark.slow
 def test_a_dry_run_in_the_tests_process_says_what_a_snakemake_process_says(tmp_path):
     """The tests' dry runs run in their own process (conftest.run_snakemake, tests/snakemake_in_process.py):
     the same job table and exit status as a `snakemake` process, for a plan and for a config error, run

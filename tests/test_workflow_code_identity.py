@@ -58,6 +58,7 @@ def test_the_losses_the_table_imports_by_name_are_part_of_fine_tuning():
     assert {"gold_textgen.objectives.anchored", "gold_textgen.objectives.gem", "gold_textgen.objectives.proximal"} <= set(fine_tune)
 
 
+@pytest.mark.slow
 def test_the_digest_does_not_depend_on_where_the_package_lies(tmp_path):
     copy = tmp_path / "elsewhere" / "gold_textgen"
     shutil.copytree(package_root(), copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -148,7 +149,7 @@ def test_a_fine_tuning_jobs_identity_holds_its_own_losss_row_and_file_and_the_sh
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_an_objective_added_by_the_guides_steps_runs_only_its_own_jobs(tiny_run, tmp_path):
     """docs/guide/add-an-objective.md followed in a copy of the package: a loss file and a catalog row. The
     generation command then lists it in the objectives reference and the schema accepts it; the finished
@@ -187,7 +188,7 @@ def test_editing_the_gold_loss_reruns_fine_tuning_and_what_follows_only(tiny_run
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
     env = edited_package(tmp_path, "objectives/gold.py", '"""', '"""Reworded for this test. ')
     result = run_snakemake(tiny_run, "-n", *SMOKE, env=env)
@@ -195,7 +196,7 @@ def test_editing_a_docstring_reruns_nothing(tiny_run, tmp_path):
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, tmp_path):
     """A refactor: training/dropout_state.py split at a seam, both parts moved into a sub-package of its own
     (an `__init__.py` of only a docstring) and one renamed, its importers' import lines with it, and a line of code added to the warm-start
@@ -216,7 +217,7 @@ def test_moving_a_module_and_editing_how_a_step_starts_rerun_nothing(tiny_run, t
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_a_step_started_cold_writes_what_the_warm_started_one_wrote(tiny_run, tmp_path):
     """Why start-up code is not part of a result's identity: the smoke run's steps were forked warm; one
     model step run again cold (GOLD_WARM_START=0) writes the same token NLL and scores."""
@@ -234,7 +235,7 @@ def test_a_step_started_cold_writes_what_the_warm_started_one_wrote(tiny_run, tm
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_editing_the_table_code_rebuilds_the_tables_only(tiny_run, tmp_path):
     env = edited_package(tmp_path, "analysis/tables.py", "\ndef ", "\nTABLES_EDITED = True\n\n\ndef ")
     counts = job_counts(run_snakemake(tiny_run, "-n", "--quiet", "rules", *SMOKE, env=env).stdout)

@@ -175,7 +175,7 @@ def plans(tmp_path_factory):
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_no_shipped_experiment_plans_a_file_of_another(plans):
     """Outputs lie under results/<name>/ and logs/<name>/; an overlay adds models to its base's folder
     (experiment.extends) and may plan the base's own jobs there, unchanged (config/overlays.py checks)."""
@@ -214,7 +214,7 @@ def gpu_shaped(tmp_path: Path) -> Path:
 
 
 @pytest.mark.workflow
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_every_shipped_experiment_is_costed_on_a_cpu_and_a_gpu_profile(plans, tmp_path):
     profiles = (CPU_PROFILE, gpu_shaped(tmp_path))
     for configs, (_, _, output) in plans.items():
@@ -228,6 +228,7 @@ def test_every_shipped_experiment_is_costed_on_a_cpu_and_a_gpu_profile(plans, tm
 
 
 @pytest.mark.workflow
+@pytest.mark.slow
 def test_the_job_counts_the_readme_states_are_what_snakemake_plans(plans):
     """Every shipped experiment is in the README's table with the jobs its dry run in a fresh folder plans
     (changing a count by one fails this)."""

@@ -133,7 +133,7 @@ def slurm_job_ids(workdir: Path) -> dict[str, list[str]]:
     return {rule: [facts["slurm_job_id"] for facts in records] for rule, records in job_records(workdir).items()}
 
 
-@pytest.mark.scenario
+@pytest.mark.slow
 def test_ctrl_c_to_the_slurm_driver_cancels_its_jobs_and_a_restart_resumes_them(slurm_run, tmp_path):
     """docs/guide/running.md, "Stopping a run": Ctrl-C to a driver that submits to SLURM cancels the jobs it submitted
     (none is left running unwatched); the next run redoes only the cancelled job, from its checkpoint. It
