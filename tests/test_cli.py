@@ -168,12 +168,20 @@ def test_status_says_snakemakes_reason_and_exits_non_zero_with_jobs_pending(monk
             "rates.yaml: not a device profile: tasks.k",
         ),
         (["signatures", "--results", "{tmp}/nope"], {}, "no trained models of task demo under"),
+        (["plan", "{tmp}/tabs.yaml"], {"tabs.yaml": "experiment:\n\tname: x\n"}, "tabs.yaml:2:1: not valid YAML: found character '\\t'"),
+        (
+            ["plan", "{tmp}/open.yaml"],
+            {"open.yaml": "experiment:\n  seeds: [1,\n"},
+            "open.yaml:3:1: not valid YAML: expected the node content",
+        ),
+        (["plan", "{tmp}/bytes.yaml"], {"bytes.yaml": b"\xe7\x00experiment"}, "bytes.yaml: not UTF-8 text (byte 0)"),
+        (["status", "{tmp}/empty.yaml"], {"empty.yaml": ""}, "empty.yaml: empty; a config file holds a mapping"),
     ],
 )
 def test_bad_input_is_a_message_not_a_traceback(monkeypatch, tmp_path, capsys, arguments, files, said):
     monkeypatch.chdir(REPO)
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else content.encode())
     result = CliRunner().invoke(main, [argument.format(tmp=tmp_path) for argument in arguments])
     output = result.output + capsys.readouterr().err
     assert result.exit_code != 0 and said in output, output

@@ -1,3 +1,5 @@
+import re
+
 import pandas as pd
 import pytest
 
@@ -83,3 +85,32 @@ def test_tally_names_a_missing_key_file(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["tally", "--key", str(tmp_path / "key.csv"), str(tmp_path / "r1.csv")])
     assert f"{tmp_path / 'key.csv'}: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"", "key.csv: not a CSV table (EmptyDataError"),
+        (b"\xe7\x00,\n", "key.csv: not a CSV table (UnicodeDecodeError"),
+        (b"a,b\n1,2\n", "key.csv: no 'item' column"),
+        (b"item,system_a,system_b\nfirst,MLE,GOLD\n", "key.csv: its 'item' column holds other values than item numbers"),
+    ],
+)
+def test_a_key_that_is_not_the_sheets_key_is_named_in_one_line(exported, tmp_path, content, said):
+    folder, key = exported
+    sheet = fill(folder, key, "r1.csv", lambda i: "MLE")
+    bad_key = tmp_path / "key.csv"
+    bad_key.write_bytes(content)
+    with pytest.raises(SystemExit, match=re.escape(f"error: {bad_key}") + ".*" + re.escape(said.split("key.csv")[1])):
+        main(["tally", "--key", str(bad_key), str(sheet)])
+
+
+def test_a_sheet_with_an_item_that_is_no_number_names_its_line(exported):
+    folder, key = exported
+    path = fill(folder, key, "odd.csv", lambda i: "GOLD")
+    sheet = pd.read_csv(path)
+    sheet["item"] = sheet["item"].astype(str)
+    sheet.loc[2, "item"] = "third"
+    sheet.to_csv(path, index=False)
+    with pytest.raises(SheetError, match=r"odd.csv:4: item 'third' is not an item number"):
+        tally(key, [path])

@@ -15,10 +15,12 @@ import yaml
 from conftest import CPU_PROFILE, README_EXPERIMENTS, REPO, job_counts, run_snakemake, shipped_layers
 from source_fixtures import release_zip_of_folder
 
+from gold_textgen.bookkeeping.experiment_index import read_record
 from gold_textgen.config.layers import config_layers, merge_layers
 from gold_textgen.config.schema import validate_config
 from gold_textgen.cost.planned_cost import cost_report
 from gold_textgen.data.sources import load_source_splits
+from gold_textgen.runtime.errors import ConfigError
 
 REAL_NQG_DEV = REPO.parent / "shared" / "real" / "nqg_zhou2017_dev"
 SMOKE = REPO / "configs" / "smoke.yaml"
@@ -254,6 +256,21 @@ def test_an_overlay_that_changes_its_bases_models_is_refused(tmp_path):
     lonely.write_text(yaml.safe_dump({"experiment": {"name": "lonely", "extends": "nqg_real"}}))
     result = run_snakemake(tmp_path, "-n", "--configfile", str(lonely), check=False)
     assert "no config file given names the experiment 'nqg_real'" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("record", ["{broken", "[1, 2]", "\udcff"])
+def test_a_damaged_record_of_a_folder_with_models_is_named_not_taken_for_none(tmp_path, record):
+    """The owner guard reads results/<name>/experiment.json: a record no run wrote (a torn file, another
+    kind of JSON, bytes that are no UTF-8) stops the plan with the file and the way out."""
+    folder = tmp_path / "results" / "smoke"
+    (folder / "models" / "demo" / "mle" / "seed1").mkdir(parents=True)
+    (folder / "models" / "demo" / "mle" / "seed1" / "model.safetensors").write_bytes(b"weights")
+    (folder / "experiment.json").write_bytes(record.encode("utf-8", "surrogateescape"))
+    result = run_snakemake(tmp_path, "-n", "--configfile", str(SMOKE), check=False)
+    said = "results/smoke/experiment.json: not the record a run of the workflow writes"
+    assert result.returncode != 0 and said in result.stdout + result.stderr, result.stderr[-2000:]
+    with pytest.raises(ConfigError, match=r"experiment\.json: not the record a run of the workflow writes"):
+        read_record(folder)  # as the claims check reads it (comparisons/demo_signatures.py)
 
 
 def test_a_config_without_a_name_is_named_after_its_file(tmp_path):

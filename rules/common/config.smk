@@ -81,27 +81,28 @@ LOGS = f"logs/{EXPERIMENT['name']}"
 # is refused before it plans anything, whatever its target (bookkeeping/experiment_index.py). Only the process
 # that plans: a job's own Snakemake runs under the settings its run was allowed with.
 OWNED_SETTINGS = gold_experiment_index.owned_settings(gold_layers.merge_layers(CONFIG_LAYERS))
+# A damaged record is named as such (ConfigError), not taken for a folder without one.
 if workflow.is_main_process and not gold_experiment_index.only_reads(sys.argv):
-    OWNERSHIP_PROBLEM = gold_experiment_index.ownership_problem(
-        RESULTS,
-        EXPERIMENT["name"],
-        EXPERIMENT_SOURCE_LABELS,
-        OWNED_SETTINGS,
-        holds_models=any(path.is_file() for path in Path(RESULTS, "models").rglob("*")),
-    )
-    if OWNERSHIP_PROBLEM:
-        raise WorkflowError(OWNERSHIP_PROBLEM)
-    # An extension writes its models into its base's folder: the layers that rebuild the base here must be
-    # the settings that folder's models were made with.
-    if EXPERIMENT["extends"]:
-        BASE_PROBLEM = gold_experiment_index.base_ownership_problem(
+    try:
+        OWNERSHIP_PROBLEM = gold_experiment_index.ownership_problem(
+            RESULTS,
+            EXPERIMENT["name"],
+            EXPERIMENT_SOURCE_LABELS,
+            OWNED_SETTINGS,
+            holds_models=any(path.is_file() for path in Path(RESULTS, "models").rglob("*")),
+        )
+        # An extension writes its models into its base's folder: the layers that rebuild the base here must be
+        # the settings that folder's models were made with.
+        BASE_PROBLEM = EXPERIMENT["extends"] and gold_experiment_index.base_ownership_problem(
             STORE,
             EXPERIMENT["extends"],
             gold_overlays.base_layers(CONFIG_LAYERS, EXPERIMENT["extends"]),
             Path(workflow.basedir),
         )
-        if BASE_PROBLEM:
-            raise WorkflowError(BASE_PROBLEM)
+    except ConfigError as error:
+        raise WorkflowError(str(error))
+    if OWNERSHIP_PROBLEM or BASE_PROBLEM:
+        raise WorkflowError(OWNERSHIP_PROBLEM or BASE_PROBLEM)
 
 # Imported checkpoints are folders on this machine before anything is planned (model_exchange/import_record.py).
 if workflow.is_main_process:

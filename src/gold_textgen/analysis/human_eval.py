@@ -54,17 +54,37 @@ def write_sheet(sheet: pd.DataFrame, key: pd.DataFrame, sheet_path, key_path) ->
     write_csv(key_path, key)
 
 
-def read_ratings(path: str | Path, items: Sequence[int]) -> dict[int, str]:
-    """One rater's preferences by item, checked: every item of the key rated once with A, B or tie."""
-    frame = pd.read_csv(path, dtype={"preference": str}, keep_default_na=False)
-    for column in ("item", "preference"):
+def read_table(path: str | Path, columns: Sequence[str], **options) -> pd.DataFrame:
+    """A CSV file a rater or the sheet's maker wrote, with `columns` among its own; what is not such a file
+    is a SheetError naming it."""
+    try:
+        frame = pd.read_csv(path, **options)
+    except (UnicodeDecodeError, pd.errors.EmptyDataError, pd.errors.ParserError) as error:
+        raise SheetError(f"{path}: not a CSV table ({type(error).__name__}: {str(error).splitlines()[0]})") from None
+    for column in columns:
         if column not in frame.columns:
             raise SheetError(f"{path}: no '{column}' column")
+    return frame
+
+
+def read_key(path: str | Path) -> pd.DataFrame:
+    """The key written with the sheet: which system is A and which B, per item."""
+    key = read_table(path, ("item", "system_a", "system_b"))
+    if not pd.api.types.is_integer_dtype(key["item"]):
+        raise SheetError(f"{path}: its 'item' column holds other values than item numbers")
+    return key
+
+
+def read_ratings(path: str | Path, items: Sequence[int]) -> dict[int, str]:
+    """One rater's preferences by item, checked: every item of the key rated once with A, B or tie."""
+    frame = read_table(path, ("item", "preference"), dtype={"preference": str}, keep_default_na=False)
     ratings = {}
     for line, (item, preference) in enumerate(zip(frame["item"], frame["preference"], strict=True), start=2):
         label = LABELS.get(str(preference).strip().lower())
         if label is None:
             raise SheetError(f"{path}:{line}: preference '{preference}' of item {item} is not A, B or tie")
+        if not str(item).strip().isdigit():
+            raise SheetError(f"{path}:{line}: item '{item}' is not an item number of the sheet")
         ratings[int(item)] = label
     missing = sorted(set(items) - set(ratings))
     if missing:
@@ -140,9 +160,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     for path in (args.key, *args.sheets):
         if not path.is_file():
-            parser.error(f"{path}: no such file")
+            parser.error(f"{path}: a folder, not a file: name the files" if path.is_dir() else f"{path}: no such file")
     try:
-        result = tally(pd.read_csv(args.key), args.sheets)
+        result = tally(read_key(args.key), args.sheets)
     except SheetError as error:
         raise SystemExit(f"error: {error}") from None
     if args.output:

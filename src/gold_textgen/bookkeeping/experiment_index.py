@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config.layers import merge_layers, name_sources
+from ..runtime.errors import ConfigError
 from ..runtime.files import content_digest, write_json, write_text
 
 RECORD = "experiment.json"
@@ -64,8 +65,21 @@ def source_labels(sources: Sequence[str], project: Path) -> list[str]:
 
 
 def read_record(results_dir: str | Path) -> dict | None:
+    """The folder's record, or None where it has none; a record that is not the JSON object a run wrote is
+    a ConfigError naming it (the guard and the claims check read it: a damaged one must not pass as none)."""
     path = Path(results_dir) / RECORD
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        record = error
+    if not isinstance(record, dict):
+        raise ConfigError(
+            f"{path}: not the record a run of the workflow writes ({record if isinstance(record, Exception) else type(record).__name__}); "
+            "restore it from a copy, or delete it and run the experiment's config again"
+        )
+    return record
 
 
 # Settings that cannot change a result: the cost model only plans (a profile, the expected updates).

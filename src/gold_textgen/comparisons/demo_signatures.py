@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -30,6 +31,7 @@ from ..bookkeeping.experiment_index import CLAIMS_TABLE, read_record
 from ..claims.paper_claims import experiment_claims
 from ..config.layers import merged_config
 from ..config.schema import validate_config
+from ..runtime.errors import ConfigError
 from ..runtime.files import content_digest
 from .claim_verdicts import CONTRADICTED, Verdict, disagreement, verdicts_of
 
@@ -100,17 +102,26 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.results / "tables" / "claims.csv").is_file():
         table = args.results / "tables" / "claims.csv"
         parser.error(f"no {table}: run the experiment's claims rule first (snakemake {table})")
-    checks = run_checks(args.results, args.task)
+    try:
+        return report(args.results, args.task)
+    except ConfigError as error:  # a record or table that is not what the workflow wrote, named in one line
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def report(results: Path, task: str) -> int:
+    """Print the run checks and the verdicts of `task` in the experiment folder `results`; the exit status."""
+    checks = run_checks(results, task)
     for name, passed, detail in checks:
         print(f"{'holds' if passed else 'FAILS':12s} {name}: {detail}")
     try:
-        found = verdicts(args.results, args.task)
+        found = verdicts(results, task)
     except UnreadableClaims as error:
         print(f"Not shown by this run: {error}")
         return 1
     for verdict in found:
         print(verdict.line())
-    expected = expected_claims(args.results, args.task) if (args.results / "experiment.json").is_file() else None
+    expected = expected_claims(results, task) if (results / "experiment.json").is_file() else None
     missing = [name for name in expected or [] if name not in {verdict.name for verdict in found}]
     failed = [name for name, passed, _ in checks if not passed]
     contradicted = [verdict.name for verdict in found if verdict.verdict == CONTRADICTED]

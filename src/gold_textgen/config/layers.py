@@ -15,8 +15,10 @@ def config_layers(base: Path, overlays: Sequence[str | Path], command_line: Mapp
     """The config as Snakemake merges it, layer by layer: the workflow's config.yaml, each --configfile in
     order, then --config values; each as (where it comes from, its settings). A key written twice in one
     file, or a number YAML would read as octal, is a ConfigError naming the file and line (strict_yaml)."""
-    layers = [(str(path), read_strict(path) or {}) for path in [base, *overlays]]
+    layers = [(str(path), read_strict(path)) for path in [base, *overlays]]
     for where, layer in layers:
+        if layer is None:  # Snakemake refuses an empty --configfile too
+            raise ConfigError(f"{where}: empty; a config file holds a mapping of settings (experiment:, tasks:, ...)")
         if not isinstance(layer, dict):
             raise ConfigError(f"{where}: a config file holds a mapping of settings (experiment:, tasks:, ...), not {type(layer).__name__}")
     if command_line:

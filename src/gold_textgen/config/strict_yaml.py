@@ -59,5 +59,20 @@ def load_strict(text: str, label: str):
 
 
 def read_strict(path: str | Path):
-    """A YAML file, read strictly (see the module's docstring)."""
-    return load_strict(Path(path).read_text(encoding="utf-8"), str(path))
+    """A YAML file, read strictly (see the module's docstring). A file that cannot be read, is not UTF-8
+    text or is not YAML is a ConfigError naming it (and the line and column where reading stopped)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}); a config file is YAML text") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read ({error.strerror or error})") from None
+    try:
+        return load_strict(text, str(path))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        lines = text.splitlines()
+        line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""  # a mark may lie past the last line
+        tabs = " (indent with spaces: YAML reads no tabs)" if "\t" in line[: mark.column + 1] else ""
+        raise ConfigError(f"{path}{where}: not valid YAML: {getattr(error, 'problem', None) or error}{tabs}") from None
