@@ -104,3 +104,8 @@ def test_every_shipped_config_passes_the_relations():
         from gold_textgen.config.layers import merged_config
 
         validate_config(merged_config(REPO / "config.yaml", shipped_layers(path.name)))
+
+
+def test_an_experiment_that_extends_itself_is_refused(config):
+    config["experiment"].update(name="ext", extends="ext")
+    refused(config, r"experiment\.extends: 'ext' is this experiment's own name")

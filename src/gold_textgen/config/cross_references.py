@@ -52,6 +52,10 @@ def check_references(config: dict) -> None:
 def _check_experiment(config: dict) -> None:
     """experiment: its tasks, decoders and per-task objectives name what the config defines."""
     experiment = config["experiment"]
+    if experiment["extends"] and experiment["extends"] == experiment["name"]:
+        raise ConfigError(
+            f"config key experiment.extends: '{experiment['name']}' is this experiment's own name; name the experiment it adds to"
+        )
     for index, task in enumerate(experiment["tasks"]):
         if task not in config["tasks"]:
             raise ConfigError(
