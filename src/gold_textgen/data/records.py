@@ -22,11 +22,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from ..runtime.errors import StepError
+
 SPLITS = ("train", "valid", "test")
 
 
-class DataFormatError(ValueError):
-    """A record in an input file breaks the contract; the message starts with `path:line:`."""
+class DataFormatError(StepError, ValueError):
+    """A record in an input file breaks the contract; the message starts with `path:line:`. A step that
+    meets one stops with the message alone (a reason, not a bug: runtime.logs)."""
 
 
 def _where(path: Path, line_number: int) -> str:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import StepError
+from .errors import ConfigError, StepError
 from .output_records import record_outputs, refuse_changed_inputs
 from .warm_start import started_warm
 
@@ -54,7 +54,7 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
         try:
             with checked_files(job):
                 yield
-        except StepError as error:  # a reason, not a bug: the message is the log's last line, no traceback
+        except (StepError, ConfigError) as error:  # a reason, not a bug: the message is the log's last line, no traceback
             logging.getLogger("gold_textgen").error("step stopped: %s", error)
             raise SystemExit(1) from None
         except BaseException:
