@@ -21,7 +21,7 @@ def test_a_failed_download_ends_its_log_with_what_to_do(tmp_path):
     assert "pinned checksum" not in last  # none is pinned: no promise of a check
 
 
-def test_a_users_file_that_breaks_the_data_contract_ends_its_log_with_the_file_and_line(tmp_path):
+def test_a_users_file_that_breaks_the_data_contract_ends_its_log_with_the_file_and_line(tmp_path, capsys):
     """prepare_dataset on parallel files of unequal length: the reason, not a traceback (DataFormatError)."""
     (tmp_path / "train.src").write_text("a b\nc d\ne\n")
     (tmp_path / "train.tgt").write_text("x\ny\n")
@@ -31,6 +31,8 @@ def test_a_users_file_that_breaks_the_data_contract_ends_its_log_with_the_file_a
     text = log.read_text()
     assert stopped.value.code == 1 and "Traceback" not in text
     assert "step stopped: " in text and "train.tgt:3: " in text and "parallel files must be line-aligned" in text.strip().splitlines()[-1]
+    said = capsys.readouterr().err  # the job's stderr: what the driver's terminal shows
+    assert said.startswith("step stopped: ") and "train.tgt:3: " in said and f"(log: {log})" in said and "Traceback" not in said
 
 
 def test_a_bug_keeps_its_traceback(tmp_path):

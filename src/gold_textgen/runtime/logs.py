@@ -56,6 +56,8 @@ def log_to_file(path: str | os.PathLike | None) -> Iterator[None]:
                 yield
         except (StepError, ConfigError) as error:  # a reason, not a bug: the message is the log's last line, no traceback
             logging.getLogger("gold_textgen").error("step stopped: %s", error)
+            # and the job's own stderr's, which the driver's terminal shows beside Snakemake's "check log file(s)"
+            print(f"step stopped: {error} (log: {path})", file=old_err, flush=True)
             raise SystemExit(1) from None
         except BaseException:
             logging.getLogger("gold_textgen").exception("step failed")
