@@ -72,11 +72,12 @@ def read_record(results_dir: str | Path) -> dict | None:
         return None
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
+        problem = None if isinstance(record, dict) else f"a JSON {type(record).__name__}"
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        record = error
-    if not isinstance(record, dict):
+        problem = str(error)
+    if problem:
         raise ConfigError(
-            f"{path}: not the record a run of the workflow writes ({record if isinstance(record, Exception) else type(record).__name__}); "
+            f"{path}: not the record a run of the workflow writes ({problem}); "
             "restore it from a copy, or delete it and run the experiment's config again"
         )
     return record
